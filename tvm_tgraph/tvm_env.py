@@ -1,0 +1,97 @@
+"""TVM set-up that every TVM-facing module of the project goes through.
+
+Two facts of TVM 0.27 on CPU hosts are handled here once (see ``TVM_NOTES.md``):
+
+* ``import tvm.s_tir.tensor_intrin`` parses the tensor intrinsics of every backend
+  (CUDA, ROCm, Hexagon, ...) and takes about 40 s. MetaSchedule's ``TuneContext`` and its
+  default build function import it. :func:`register_light_tensor_intrin` registers only the
+  x86 intrinsics and marks the package imported, so those imports become no-ops.
+* Target strings are rejected and a target without ``mcpu`` compiles for SSE2 only.
+  :func:`make_target` builds the JSON-dict target with the host CPU.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+import types
+from typing import Any
+
+_INTRIN_PACKAGE = "tvm.s_tir.tensor_intrin"
+
+
+def register_light_tensor_intrin() -> None:
+    """Register the x86 tensor intrinsics only, and make later full imports no-ops.
+
+    Safe to call many times, in the main process and in every popen worker (it is the
+    ``initializer`` of the project's builder). If the full package is already imported it
+    does nothing.
+    """
+    if _INTRIN_PACKAGE in sys.modules:
+        return
+    import tvm.s_tir  # noqa: F401  (parent package must exist first)
+
+    spec = importlib.util.find_spec(_INTRIN_PACKAGE)
+    package = types.ModuleType(_INTRIN_PACKAGE)
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__ = spec
+    package.__package__ = _INTRIN_PACKAGE
+    package.__file__ = spec.origin
+    sys.modules[_INTRIN_PACKAGE] = package
+    sys.modules["tvm.s_tir"].tensor_intrin = package
+    importlib.import_module(_INTRIN_PACKAGE + ".x86")
+
+
+def host_cpu() -> str:
+    """Return LLVM's name for the host CPU (e.g. ``"skylake-avx512"``)."""
+    import tvm
+
+    return str(tvm.target.codegen.llvm_get_system_cpu())
+
+
+def default_target_config(num_cores: int | None = None) -> dict[str, Any]:
+    """The target used when none is given: llvm on the host CPU with all its cores."""
+    import psutil
+
+    cores = num_cores or psutil.cpu_count(logical=False) or 1
+    return {"kind": "llvm", "num-cores": int(cores), "mcpu": host_cpu()}
+
+
+def make_target(config: str | dict[str, Any] | None = None):
+    """Build a ``tvm.target.Target`` from a JSON string, a dict, or ``None`` (the host).
+
+    Parameters
+    ----------
+    config : str or dict or None
+        A JSON object such as ``{"kind": "llvm", "num-cores": 2, "mcpu": "skylake"}``. An
+        llvm target without ``mcpu`` gets the host CPU, since without it LLVM emits SSE2 code.
+
+    Returns
+    -------
+    tvm.target.Target
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is a string that is not a JSON object.
+    """
+    import tvm
+
+    if config is None:
+        config = default_target_config()
+    elif isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"--target must be a JSON object such as "
+                f'\'{{"kind": "llvm", "num-cores": 2}}\', got {config!r}: {err}'
+            ) from None
+        if not isinstance(config, dict):
+            raise ValueError(f"--target must be a JSON object, got {config!r}")
+    config = dict(config)
+    if config.get("kind") == "llvm" and "mcpu" not in config:
+        config["mcpu"] = host_cpu()
+    return tvm.target.Target(config)
