@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -713,16 +714,24 @@ def store_features(per_store: np.ndarray) -> np.ndarray:
 class TirConverter:
     """Converts MetaSchedule candidates of any task to configured graphs.
 
-    The static graph of each task is built once and cached by the task's structural hash.
-    ``PerStoreFeature`` (TVM's C++ extractor, the one XGBoost uses) supplies the global
-    features.
+    The static graph of each task is built once and cached by the task's structural hash;
+    each candidate's features are cached by its trace text (evolutionary search scores
+    the same candidate many times). ``PerStoreFeature`` (TVM's C++ extractor, the one
+    XGBoost uses) supplies the global features.
+
+    Parameters
+    ----------
+    cache_size : int
+        Candidates whose features are kept (default 20,000, about 40 MB).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cache_size: int = 20_000) -> None:
         from tvm.s_tir.meta_schedule.feature_extractor import PerStoreFeature
 
         self._graphs: dict[str, TaskGraph] = {}
         self._store_extractor = PerStoreFeature()
+        self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self.cache_size = cache_size
 
     def graph_for(self, mod) -> TaskGraph:
         """The cached static graph of a task's workload module."""
@@ -749,13 +758,29 @@ class TirConverter:
         -------
         ConfiguredGraph
             ``config_feat`` ``(c, nc, F_CONFIG)``, ``global_feat`` ``(c, F_GLOBAL)``.
+
+        Raises
+        ------
+        UnsupportedProgramError
+            If the task's program or a candidate's trace cannot be converted.
         """
         graph = self.graph_for(context.mod)
-        config = np.stack([trace_config_features(graph, cand.sch.trace) for cand in candidates]) \
-            if candidates else np.zeros((0, len(graph.config_node_ids), F_CONFIG), np.float32)
-        per_store = self._store_extractor.extract_from(context, candidates) if candidates else []
-        global_feat = np.stack([store_features(f.numpy()) for f in per_store]) \
-            if candidates else np.zeros((0, F_GLOBAL), np.float32)
+        texts = [str(cand.sch.trace) for cand in candidates]
+        missing = [i for i, text in enumerate(texts) if text not in self._cache]
+        if missing:
+            per_store = self._store_extractor.extract_from(context, [candidates[i] for i in missing])
+            for i, stores in zip(missing, per_store):
+                config = _TraceReader(graph, graph.config_row()).read(parse_trace(texts[i]))
+                self._cache[texts[i]] = (config, store_features(stores.numpy()))
+        rows = []
+        for text in texts:
+            self._cache.move_to_end(text)
+            rows.append(self._cache[text])
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        nc = len(graph.config_node_ids)
+        config = np.stack([r[0] for r in rows]) if rows else np.zeros((0, nc, F_CONFIG), np.float32)
+        global_feat = np.stack([r[1] for r in rows]) if rows else np.zeros((0, F_GLOBAL), np.float32)
         return ConfiguredGraph(
             node_kind=graph.node_kind, node_feat=graph.node_feat, edge_index=graph.edge_index,
             config_node_ids=graph.config_node_ids, config_feat=config, global_feat=global_feat,

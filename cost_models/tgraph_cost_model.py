@@ -1,0 +1,259 @@
+"""TGraph as a MetaSchedule cost model, with TVM's XGBoost model as the fallback."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from tvm.ir.utils import derived_object
+from tvm.s_tir.meta_schedule.cost_model import PyCostModel, XGBModel
+
+from tvm_tgraph.checkpoint import load_checkpoint, save_checkpoint
+from tvm_tgraph.errors import CheckpointError, UnsupportedProgramError
+from tvm_tgraph.tvm_env import register_light_tensor_intrin
+
+from .xgb_state import load_xgb_state, save_xgb_state
+
+logger = logging.getLogger("tvm_tgraph.cost_model")
+
+#: The pretrained checkpoint shipped inside the package (absent until one is trained).
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "tvm_tgraph" / "checkpoints" / "tgraph_tir.safetensors"
+
+
+def _median_latency(result) -> float | None:
+    """Median of ``run_secs`` of a runner result, or ``None`` for a failed build or run."""
+    if result.error_msg or not result.run_secs:
+        return None
+    return float(np.median([float(s) for s in result.run_secs]))
+
+
+def _normalise(scores: np.ndarray) -> np.ndarray:
+    """Map raw scores to (0, 1), order kept. MetaSchedule clips negative scores to 0 and
+    samples mutations in proportion to the score, so scores must be positive and spread."""
+    spread = scores.std()
+    z = (scores - scores.mean()) / (spread if spread > 0 else 1.0)
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+@derived_object
+class TGraphCostModel(PyCostModel):
+    """TGraph ranking network as a MetaSchedule cost model.
+
+    Scores candidates with the pretrained network, learns online from every measured
+    batch, and falls back to TVM's ``XGBModel`` (its ``update`` is always called, so it is
+    warm) when the network cannot serve: no checkpoint and too few measurements of the
+    task yet, a program the converter cannot represent, or a network error. Each fallback
+    is logged once per task and reason.
+
+    Parameters
+    ----------
+    checkpoint : str or path, optional
+        Weights to load (default: the checkpoint shipped with the package, if any). A
+        checkpoint that cannot be loaded is logged as an error and the model starts
+        untrained (use ``load`` to make it raise instead).
+    online : bool
+        Train on measured candidates in ``update`` (default ``True``).
+    min_online_samples : int
+        Measured candidates of a task an untrained network needs before it serves that
+        task (default 32).
+    update_time_budget_s : float
+        Time limit of the training inside one ``update`` call (default 2 s).
+    update_max_steps : int
+        Step limit of the training inside one ``update`` call (default 50).
+    chunk_size : int
+        Configurations compared by cross-attention at once in ``predict`` (default 128).
+    fallback : XGBModel, optional
+        Default ``XGBModel(num_warmup_samples=16)``.
+    seed : int
+        Seeds network initialisation and online training (default 0).
+
+    Examples
+    --------
+    >>> ms.tune_tir(mod, target, work_dir, 64, cost_model=TGraphCostModel())  # doctest: +SKIP
+    """
+
+    def __init__(self, checkpoint: str | os.PathLike | None = None, *, online: bool = True,
+                 min_online_samples: int = 32, update_time_budget_s: float = 2.0,
+                 update_max_steps: int = 50, chunk_size: int = 128,
+                 fallback: XGBModel | None = None, seed: int = 0) -> None:
+        super().__init__()
+        register_light_tensor_intrin()
+        from tvm_tgraph.convert.tir import TirConverter
+        from tvm_tgraph.task_store import TaskStore
+
+        self.online = online
+        self.min_online_samples = min_online_samples
+        self.update_time_budget_s = update_time_budget_s
+        self.update_max_steps = update_max_steps
+        self.chunk_size = chunk_size
+        self.seed = seed
+        self.fallback = fallback if fallback is not None else XGBModel(num_warmup_samples=16)
+        self.converter = TirConverter()
+        self.store = TaskStore()
+        self.network = None
+        self.pretrained = False
+        self.checkpoint_error: str | None = None
+        self._trainer = None
+        self._logged: set[tuple[str, str]] = set()
+        path = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
+        if checkpoint is None and not path.is_file():
+            logger.warning(
+                "TGraphCostModel: no pretrained checkpoint is shipped (%s); the network starts "
+                "untrained and XGBoost ranks each task until the network has learned it online", path)
+            return
+        try:
+            self._load_network(path)
+        except CheckpointError as err:
+            self.checkpoint_error = str(err)
+            logger.error("TGraphCostModel: %s; starting untrained, XGBoost serves until then", err)
+
+    def __str__(self) -> str:
+        state = "pretrained" if self.pretrained else "untrained"
+        return f"TGraphCostModel({state}, tasks={len(self.store)}, fallback=XGBModel)"
+
+    # ------------------------------------------------------------------ network
+    def _load_network(self, path: Path) -> dict:
+        from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION
+
+        self.network, card = load_checkpoint(path, feature_schema=FEATURE_SCHEMA_VERSION)
+        self.pretrained = bool(card.get("pretrained", True))
+        self._trainer = None
+        return card
+
+    def _ensure_network(self, first_graph) -> None:
+        import torch
+
+        from tvm_tgraph.convert.tir import F_CONFIG, F_GLOBAL, F_NODE, NODE_KINDS
+        from tvm_tgraph.nn import TGraphConfig, TGraphNet
+        from tvm_tgraph.training import RankingTrainer, TrainConfig
+
+        if self.network is None:
+            torch.manual_seed(self.seed)
+            self.network = TGraphNet(TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL))
+            self.network.fit_normalization([first_graph])
+        if self._trainer is None:
+            lr = 1e-4 if self.pretrained else 1e-3
+            self._trainer = RankingTrainer(self.network, TrainConfig(lr=lr), seed=self.seed)
+            for key in self.store.keys():
+                self._trainer.set_task(key, self.store.graph(key))
+
+    def _unready_reason(self, key: str) -> tuple[str, str] | None:
+        if self.pretrained:
+            return None
+        have = self.store.num_samples(key)
+        if self.network is not None and have >= self.min_online_samples:
+            return None
+        why = f"checkpoint failed to load ({self.checkpoint_error})" if self.checkpoint_error \
+            else "no pretrained checkpoint"
+        return "cold", f"{why}, and {have} of the {self.min_online_samples} measurements " \
+                       "of this task needed to train online"
+
+    def _log_fallback(self, context, category: str, reason: str) -> None:
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        key = (shash2hex(context.mod), category)
+        if key not in self._logged:
+            self._logged.add(key)
+            logger.warning("TGraphCostModel: XGBoost ranks task %r: %s", str(context.task_name), reason)
+
+    # ------------------------------------------------------------------ PyCostModel
+    def predict(self, context, candidates) -> np.ndarray:
+        """Scores in (0, 1), float64, shape ``(len(candidates),)``, higher = faster."""
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        from tvm_tgraph.nn import predict_scores
+
+        if not candidates:
+            return np.zeros(0, dtype=np.float64)
+        unready = self._unready_reason(shash2hex(context.mod))
+        if unready is None:
+            try:
+                graph = self.converter.convert(context, candidates)
+                scores = predict_scores(self.network, graph, self.chunk_size)
+                if np.all(np.isfinite(scores)):
+                    return _normalise(scores).astype(np.float64)
+                unready = "nonfinite", "the network produced non-finite scores"
+            except UnsupportedProgramError as err:
+                unready = "unsupported", f"the program cannot be converted: {err}"
+            except Exception as err:  # noqa: BLE001 - any network failure falls back, logged
+                unready = "error", f"the network failed: {type(err).__name__}: {err}"
+        self._log_fallback(context, *unready)
+        return np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
+
+    def update(self, context, candidates, results) -> None:
+        """Record measured candidates; train the fallback, and the network within its budget."""
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        if len(candidates) != len(results):
+            raise ValueError(f"{len(candidates)} candidates but {len(results)} results")
+        self.fallback.update(context, candidates, results)
+        if not self.online:
+            return
+        measured = [(c, lat) for c, r in zip(candidates, results) if (lat := _median_latency(r)) is not None]
+        if not measured:
+            return
+        key = shash2hex(context.mod)
+        try:
+            graph = self.converter.convert(
+                context, [c for c, _ in measured], runtime=np.asarray([lat for _, lat in measured])
+            )
+        except UnsupportedProgramError as err:
+            self._log_fallback(context, "unsupported", f"the program cannot be converted: {err}")
+            return
+        if self.store.add(key, graph) == 0:
+            return
+        self._ensure_network(graph)
+        self._trainer.set_task(key, self.store.graph(key))
+        self._trainer.train(self.update_max_steps, self.update_time_budget_s, focus=key)
+
+    def save(self, path: str) -> None:
+        """Save the network, the measured data and the fallback to directory ``path``.
+
+        The directory is written beside ``path`` and then moved into place.
+        """
+        from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION
+
+        target = Path(path)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent if str(target.parent) else "."))
+        try:
+            if self.network is not None:
+                save_checkpoint(staging / "network.safetensors", self.network, FEATURE_SCHEMA_VERSION,
+                                pretrained=self.pretrained)
+            if len(self.store):
+                self.store.save(staging / "measured.npz")
+            save_xgb_state(self.fallback, staging)
+            state = {"format": "tgraph-cost-model-1", "pretrained": self.pretrained,
+                     "has_network": self.network is not None}
+            (staging / "state.json").write_text(json.dumps(state))
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+    def load(self, path: str) -> None:
+        """Load a directory written by :meth:`save`; raises ``CheckpointError`` if unusable."""
+        from tvm_tgraph.task_store import TaskStore
+
+        directory = Path(path)
+        state_file = directory / "state.json"
+        if not state_file.is_file():
+            raise CheckpointError(f"{directory} is not a saved TGraphCostModel (no state.json)")
+        try:
+            state = json.loads(state_file.read_text())
+        except json.JSONDecodeError as err:
+            raise CheckpointError(f"{state_file} is not valid JSON: {err}") from None
+        if state.get("has_network"):
+            self._load_network(directory / "network.safetensors")
+            self.pretrained = bool(state.get("pretrained"))
+        else:
+            self.network, self.pretrained, self._trainer = None, False, None
+        measured = directory / "measured.npz"
+        self.store = TaskStore.load(measured) if measured.is_file() else TaskStore()
+        load_xgb_state(self.fallback, directory)

@@ -1,0 +1,120 @@
+"""The ``tgraph`` command (also ``python -m tvm_tgraph``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import TGraphError
+
+TARGET_HELP = ('target as a JSON object, e.g. \'{"kind": "llvm", "num-cores": 2}\' '
+               "(default: llvm on the host CPU, all physical cores)")
+
+
+def _add_tune(sub) -> None:
+    p = sub.add_parser(
+        "tune", help="tune a workload with MetaSchedule and a chosen cost model",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph tune matmul --cost-model tgraph --trials 64 --work-dir runs/mm\n"
+               "  tgraph tune my_ops.py:conv --cost-model xgb --trials 128 --work-dir runs/conv",
+    )
+    p.add_argument("module", help="built-in workload name (see --list) or path/to/file.py:NAME")
+    p.add_argument("--cost-model", choices=["tgraph", "xgb", "xgb-warm16", "random"], default="tgraph",
+                   help="tgraph (default), xgb (TVM's XGBModel as shipped), xgb-warm16 "
+                        "(XGBModel(num_warmup_samples=16)) or random")
+    p.add_argument("--checkpoint", help="TGraph weights to use instead of the shipped checkpoint")
+    p.add_argument("--trials", type=int, default=64, help="measurement budget (default 64)")
+    p.add_argument("--trials-per-iter", type=int, default=16, help="candidates measured per round (default 16)")
+    p.add_argument("--work-dir", required=True, help="directory for the JSON database and logs (appended)")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.set_defaults(func=_cmd_tune)
+
+
+def _cmd_tune(args) -> int:
+    from .tuning import make_cost_model, tune
+    from .workloads import load_module
+
+    mod = load_module(args.module)
+    cost_model = make_cost_model(args.cost_model, seed=args.seed, checkpoint=args.checkpoint)
+    summary = tune(mod, cost_model, args.trials, args.work_dir, target=args.target, seed=args.seed,
+                   trials_per_iter=args.trials_per_iter)
+    print(f"{args.module} with {args.cost_model}: best latency {summary.best_latency_s * 1e3:.4f} ms, "
+          f"first reached at trial {summary.best_trial} of {summary.trials} "
+          f"({summary.wall_s:.1f} s); database in {summary.work_dir}")
+    return 0
+
+
+def _add_demo(sub) -> None:
+    p = sub.add_parser(
+        "demo", help="tune one workload with TGraph and with XGBoost, same budget and seed, side by side",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph demo --workload matmul --trials 64",
+    )
+    p.add_argument("--workload", default="matmul", help="built-in workload (default matmul, 256^3)")
+    p.add_argument("--trials", type=int, default=64, help="budget of each run (default 64)")
+    p.add_argument("--work-dir", help="where both databases go (default: a new temporary directory)")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_demo)
+
+
+def _cmd_demo(args) -> int:
+    from .tuning import tune
+    from .workloads import load_module
+
+    root = Path(args.work_dir or tempfile.mkdtemp(prefix="tgraph_demo_"))
+    rows = []
+    for name in ("tgraph", "xgb", "xgb-warm16"):
+        print(f"== tuning {args.workload} with {name}, {args.trials} trials ...", flush=True)
+        summary = tune(load_module(args.workload), name, args.trials, root / name,
+                       target=args.target, seed=args.seed)
+        rows.append((name, summary))
+    print(f"\n{args.workload}: {args.trials} trials each, seed {args.seed}, same builder and runner")
+    print(f"{'cost model':<12} {'best ms':>10} {'at trial':>9} {'wall s':>8}  vs xgb")
+    xgb_best = rows[1][1].best_latency_s
+    for name, s in rows:
+        print(f"{name:<12} {s.best_latency_s * 1e3:>10.4f} {s.best_trial:>9} {s.wall_s:>8.1f}  "
+              f"{s.best_latency_s / xgb_best:>5.2f}x")
+    print(f"databases: {root}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tgraph", description="TGraph: a learned cost model and tuner for Apache TVM MetaSchedule.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show MetaSchedule's progress logs")
+    parser.add_argument("--list", action="store_true", help="list the built-in workloads and exit")
+    sub = parser.add_subparsers(dest="command")
+    _add_tune(sub)
+    _add_demo(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if args.list:
+        from .workloads import WORKLOADS
+
+        print("\n".join(sorted(WORKLOADS)))
+        return 0
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (TGraphError, FileNotFoundError, ValueError) as err:
+        print(f"tgraph {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

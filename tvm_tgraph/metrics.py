@@ -1,0 +1,48 @@
+"""Ranking metrics, defined once (DESIGN.md, "Metrics").
+
+For one task: measured latencies ``L`` (lower = faster; failed candidates excluded) and
+predicted scores ``s`` (higher = faster).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _checked(scores, latency) -> tuple[np.ndarray, np.ndarray]:
+    scores, latency = np.asarray(scores, dtype=np.float64), np.asarray(latency, dtype=np.float64)
+    if scores.shape != latency.shape or scores.ndim != 1:
+        raise ValueError(f"scores {scores.shape} and latency {latency.shape} must be equal 1-d shapes")
+    return scores, latency
+
+
+def kendall_tau(scores, latency) -> float:
+    """Kendall tau-b between ``scores`` and ``-latency`` (NaN for fewer than 2 candidates)."""
+    from scipy.stats import kendalltau
+
+    scores, latency = _checked(scores, latency)
+    if len(scores) < 2:
+        return float("nan")
+    return float(kendalltau(scores, -latency).statistic)
+
+
+def top_k_score(scores, latency, k: int) -> float:
+    """``min_i L_i / min_{i in top-k by s} L_i``, in (0, 1]; 1 means the best is in the top k."""
+    scores, latency = _checked(scores, latency)
+    top = np.argsort(-scores, kind="stable")[:k]
+    return float(latency.min() / latency[top].min())
+
+
+def opa(scores, latency) -> float:
+    """Ordered pair accuracy: share of pairs with ``L_i < L_j`` that have ``s_i > s_j``."""
+    scores, latency = _checked(scores, latency)
+    faster = latency[:, None] < latency[None, :]
+    total = faster.sum()
+    if total == 0:
+        return float("nan")
+    return float((faster & (scores[:, None] > scores[None, :])).sum() / total)
+
+
+def best_so_far(latency_in_trial_order) -> np.ndarray:
+    """The tuning curve: best latency found after each measured trial, ``(T,)``."""
+    return np.minimum.accumulate(np.asarray(latency_in_trial_order, dtype=np.float64))

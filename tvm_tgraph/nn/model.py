@@ -1,0 +1,178 @@
+"""The TGraph network: configured graph -> one score per configuration (higher = faster)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..graph import ConfiguredGraph
+from .block import TGraphBlock
+
+
+@dataclass(frozen=True)
+class TGraphConfig:
+    """Hyper-parameters of :class:`TGraphNet`; stored in every checkpoint's model card.
+
+    Parameters
+    ----------
+    num_node_kinds, node_features, config_features, global_features : int
+        Sizes fixed by the converter's feature schema.
+    hidden : int
+        Channels ``H`` of every block (default 64).
+    num_blocks : int
+        Number of :class:`TGraphBlock` (default 3).
+    heads : int
+        Heads of the configuration cross-attention (default 4).
+    kind_embedding : int
+        Width of the node-kind embedding (default 16).
+    dropout : float
+        Dropout in blocks and head (default 0.1).
+    graph_conv : {"sage", "linear"}
+        Node update inside blocks (default ``"sage"``).
+    cross_attention : bool
+        Attend across configurations (default ``True``).
+    """
+
+    num_node_kinds: int
+    node_features: int
+    config_features: int
+    global_features: int
+    hidden: int = 64
+    num_blocks: int = 3
+    heads: int = 4
+    kind_embedding: int = 16
+    dropout: float = 0.1
+    graph_conv: str = "sage"
+    cross_attention: bool = True
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class GraphTensors(NamedTuple):
+    """A :class:`ConfiguredGraph` as torch tensors (the network's input).
+
+    Shapes: ``node_kind (N,)``, ``node_feat (N, F_node)``, ``edge_index (2, 2m)`` (both
+    directions), ``config_node_ids (nc,)``, ``config_feat (C, nc, F_cfg)``,
+    ``global_feat (C, G)``.
+    """
+
+    node_kind: Tensor
+    node_feat: Tensor
+    edge_index: Tensor
+    config_node_ids: Tensor
+    config_feat: Tensor
+    global_feat: Tensor
+
+    @classmethod
+    def from_graph(cls, graph: ConfiguredGraph) -> "GraphTensors":
+        edges = torch.from_numpy(np.ascontiguousarray(graph.edge_index)).long()
+        return cls(
+            node_kind=torch.from_numpy(graph.node_kind).long(),
+            node_feat=torch.from_numpy(graph.node_feat).float(),
+            edge_index=torch.cat([edges, edges.flip(0)], dim=1),
+            config_node_ids=torch.from_numpy(graph.config_node_ids).long(),
+            config_feat=torch.from_numpy(graph.config_feat).float(),
+            global_feat=torch.from_numpy(graph.global_feat).float(),
+        )
+
+    def select(self, index: Tensor) -> "GraphTensors":
+        """The same graph with the configurations ``index`` only."""
+        return self._replace(config_feat=self.config_feat[index], global_feat=self.global_feat[index])
+
+
+class TGraphNet(nn.Module):
+    r"""TGraph: a GNN over a graph shared by ``C`` configurations, scored jointly.
+
+    Per node: kind embedding + normalised node features; configurable nodes add the
+    embedding of their configuration features; every node adds the embedding of the
+    configuration's global features. Then ``num_blocks`` :class:`TGraphBlock` (GraphSAGE,
+    channel attention, configuration cross-attention), mean and max pooling over nodes, and
+    an MLP head: one score per configuration, higher = faster.
+
+    Paper: Khizbullin et al., "Graph neural networks with configuration cross-attention for
+    tensor compilers", arXiv 2405.16623.
+
+    Parameters
+    ----------
+    config : TGraphConfig
+
+    Shapes
+    ------
+    - input: :class:`GraphTensors` with ``C`` configurations
+    - output: ``(C,)``
+    """
+
+    def __init__(self, config: TGraphConfig) -> None:
+        super().__init__()
+        self.config = config
+        h = config.hidden
+        self.kind_embedding = nn.Embedding(config.num_node_kinds, config.kind_embedding)
+        self.node_proj = nn.Linear(config.node_features + config.kind_embedding, h)
+        self.config_proj = nn.Linear(config.config_features, h)
+        self.global_proj = nn.Linear(config.global_features, h) if config.global_features else None
+        self.blocks = nn.ModuleList(
+            TGraphBlock(h, config.graph_conv, config.cross_attention, config.heads, config.dropout)
+            for _ in range(config.num_blocks)
+        )
+        self.head = nn.Sequential(
+            nn.LayerNorm(2 * h), nn.Linear(2 * h, h), nn.GELU(), nn.Dropout(config.dropout), nn.Linear(h, 1)
+        )
+        # Feature normalisation, fitted on training data (identity until then).
+        self.register_buffer("node_mean", torch.zeros(config.node_features))
+        self.register_buffer("node_std", torch.ones(config.node_features))
+        self.register_buffer("global_mean", torch.zeros(config.global_features))
+        self.register_buffer("global_std", torch.ones(config.global_features))
+
+    def fit_normalization(self, graphs: list[ConfiguredGraph]) -> None:
+        """Set the node and global feature statistics from training graphs."""
+        nodes = np.concatenate([g.node_feat for g in graphs])
+        globals_ = np.concatenate([g.global_feat for g in graphs])
+        for name, data in (("node", nodes), ("global", globals_)):
+            if data.size:
+                getattr(self, f"{name}_mean").copy_(torch.from_numpy(data.mean(0)))
+                getattr(self, f"{name}_std").copy_(torch.from_numpy(data.std(0) + 1e-3))
+
+    def forward(self, graph: GraphTensors) -> Tensor:
+        num_configs = graph.config_feat.shape[0]
+        node_feat = (graph.node_feat - self.node_mean) / self.node_std
+        node = self.node_proj(torch.cat([node_feat, self.kind_embedding(graph.node_kind)], dim=-1))
+        x = node.unsqueeze(0).repeat(num_configs, 1, 1)                      # (C, N, H)
+        x[:, graph.config_node_ids] = x[:, graph.config_node_ids] + self.config_proj(graph.config_feat)
+        if self.global_proj is not None:
+            glob = (graph.global_feat - self.global_mean) / self.global_std
+            x = x + self.global_proj(glob).unsqueeze(1)
+        for block in self.blocks:
+            x = block(x, graph.edge_index)
+        pooled = torch.cat([x.mean(dim=1), x.amax(dim=1)], dim=-1)           # (C, 2H)
+        return self.head(pooled).squeeze(-1)
+
+
+@torch.no_grad()
+def predict_scores(model: TGraphNet, graph: ConfiguredGraph | GraphTensors, chunk_size: int = 128) -> np.ndarray:
+    """Score every configuration of ``graph`` in eval mode, ``chunk_size`` at a time.
+
+    Cross-attention compares configurations within a chunk; chunks bound memory to
+    ``N * heads * chunk_size^2`` attention weights whatever the number of configurations.
+
+    Returns
+    -------
+    np.ndarray
+        ``(C,)`` float64 scores, higher = faster.
+    """
+    tensors = graph if isinstance(graph, GraphTensors) else GraphTensors.from_graph(graph)
+    was_training = model.training
+    model.eval()
+    try:
+        total = tensors.config_feat.shape[0]
+        scores = [
+            model(tensors.select(torch.arange(start, min(start + chunk_size, total))))
+            for start in range(0, total, chunk_size)
+        ]
+    finally:
+        model.train(was_training)
+    return torch.cat(scores).double().numpy() if scores else np.zeros(0)

@@ -1,0 +1,118 @@
+"""Training TGraph on measured configured graphs (torch, no TVM).
+
+:class:`RankingTrainer` holds the network, its optimiser and the training data (one
+:class:`~tvm_tgraph.graph.ConfiguredGraph` per task, with runtimes) and takes bounded
+numbers of optimisation steps: a few per ``update`` of the cost model online, many
+offline.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .graph import ConfiguredGraph
+from .losses import LOSSES
+from .nn import GraphTensors, TGraphNet
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings.
+
+    Parameters
+    ----------
+    lr : float
+        Adam learning rate (default 1e-3).
+    weight_decay : float
+        AdamW weight decay (default 1e-4).
+    configs_per_step : int
+        Configurations of one task sampled per step (default 64).
+    loss : {"hinge", "listmle"}
+        Ranking loss (default ``"hinge"``).
+    margin : float
+        Margin of the hinge loss (default 0.1).
+    """
+
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    configs_per_step: int = 64
+    loss: str = "hinge"
+    margin: float = 0.1
+
+
+class RankingTrainer:
+    """Trains a :class:`TGraphNet` to rank the configurations of each task.
+
+    Parameters
+    ----------
+    model : TGraphNet
+    config : TrainConfig
+    seed : int
+        Seeds the sampling of tasks and configurations and torch's generator.
+    """
+
+    def __init__(self, model: TGraphNet, config: TrainConfig = TrainConfig(), seed: int = 0) -> None:
+        if config.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {config.loss!r}")
+        self.model = model
+        self.config = config
+        self.rng = np.random.default_rng(seed)
+        torch.manual_seed(seed)
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self._tensors: dict[str, tuple[GraphTensors, torch.Tensor]] = {}
+
+    def set_task(self, key: str, graph: ConfiguredGraph) -> None:
+        """Add or replace the training data of one task (``graph.runtime`` required)."""
+        if graph.runtime is None:
+            raise ValueError(f"task {key!r} has no runtimes to train on")
+        self._tensors[key] = (GraphTensors.from_graph(graph), torch.from_numpy(graph.runtime).float())
+
+    def trainable_tasks(self) -> list[str]:
+        """Tasks with at least two distinct runtimes (something to rank)."""
+        return [k for k, (_, rt) in self._tensors.items() if len(rt) >= 2 and bool((rt != rt[0]).any())]
+
+    def step(self, key: str) -> float:
+        """One optimisation step on a random subset of task ``key``'s configurations."""
+        tensors, runtime = self._tensors[key]
+        total = len(runtime)
+        take = min(total, self.config.configs_per_step)
+        index = torch.from_numpy(np.sort(self.rng.choice(total, size=take, replace=False)))
+        self.model.train()
+        scores = self.model(tensors.select(index))
+        loss_fn = LOSSES[self.config.loss]
+        loss = loss_fn(scores, runtime[index], self.config.margin) if self.config.loss == "hinge" \
+            else loss_fn(scores, runtime[index])
+        self.optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizer.step()
+        return float(loss.detach())
+
+    def train(self, max_steps: int, time_budget_s: float | None = None,
+              focus: str | None = None, focus_share: float = 0.5) -> int:
+        """Take up to ``max_steps`` steps, stopping early when ``time_budget_s`` is spent.
+
+        Parameters
+        ----------
+        focus : str, optional
+            A task to draw ``focus_share`` of the steps from (the task being tuned).
+
+        Returns
+        -------
+        int
+            Steps taken.
+        """
+        tasks = self.trainable_tasks()
+        if not tasks:
+            return 0
+        deadline = None if time_budget_s is None else time.perf_counter() + time_budget_s
+        steps = 0
+        while steps < max_steps and (deadline is None or time.perf_counter() < deadline):
+            use_focus = focus in tasks and self.rng.random() < focus_share
+            self.step(focus if use_focus else tasks[self.rng.integers(len(tasks))])
+            steps += 1
+        return steps

@@ -1,0 +1,134 @@
+"""Tuning a module with MetaSchedule and a chosen cost model, on the project's builder.
+
+The one place where the project calls ``ms.tune_tir`` / ``ms.relax_integration.tune_relax``:
+the CLI, the demo and the examples go through :func:`tune`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .database import latencies_in_trial_order, open_database
+from .metrics import best_so_far
+from .tvm_env import make_target, register_light_tensor_intrin
+
+
+@dataclass
+class TuneSummary:
+    """What a tuning run found.
+
+    Attributes
+    ----------
+    best_latency_s : float
+        Best measured latency (median of ``run_secs``), seconds; for a module of several
+        tasks, the sum of each task's best. ``inf`` if some task has no successful run.
+    best_trial : int
+        1-based trial after which ``best_latency_s`` was reached.
+    trials : int
+        Candidates measured.
+    wall_s : float
+        Wall time of the run.
+    curve : np.ndarray
+        ``(trials,)`` ``best_latency_s`` after each trial.
+    work_dir : str
+        The JSON database and logs.
+    """
+
+    best_latency_s: float
+    best_trial: int
+    trials: int
+    wall_s: float
+    curve: np.ndarray
+    work_dir: str
+
+
+def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
+    """``"tgraph"``, ``"xgb"`` (stock), ``"xgb-warm16"`` or ``"random"``."""
+    import cost_models
+
+    if name == "tgraph":
+        return cost_models.TGraphCostModel(checkpoint=checkpoint, seed=seed)
+    if checkpoint is not None:
+        raise ValueError("--checkpoint only applies to --cost-model tgraph")
+    return cost_models.create(name)
+
+
+def is_relax_module(mod) -> bool:
+    """Whether ``mod`` holds a Relax function (a whole model) rather than TIR only."""
+    from tvm import relax
+
+    return any(isinstance(func, relax.Function) for func in mod.functions.values())
+
+
+def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: int = 0,
+         trials_per_iter: int = 16, builder=None, runner=None) -> TuneSummary:
+    """Tune ``mod`` (TIR, or a Relax model: every task) and summarise the result.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+    cost_model : str or ms.cost_model.CostModel
+        A name for :func:`make_cost_model` or a cost model object.
+    trials : int
+        Measurement budget (all tasks together).
+    work_dir : path
+        Where the JSON database and logs go; an existing database there is appended to.
+    target : str, dict or tvm.target.Target, optional
+        Default: llvm on the host CPU.
+    seed : int
+    trials_per_iter : int
+        Candidates measured per search round.
+    builder, runner : optional
+        Default: :class:`~tvm_tgraph.measure.FastBuilder` and DESIGN.md's ``LocalRunner``.
+    """
+    register_light_tensor_intrin()
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    from .measure import FastBuilder, make_runner
+
+    if not isinstance(target, tvm.target.Target):
+        target = make_target(target)
+    if isinstance(cost_model, str):
+        cost_model = make_cost_model(cost_model, seed=seed)
+    work_dir = Path(work_dir)
+    database = open_database(work_dir, create=True)
+    builder = builder or FastBuilder()
+    runner = runner or make_runner()
+    common = dict(
+        target=target, work_dir=str(work_dir), max_trials_global=trials,
+        num_trials_per_iter=trials_per_iter, builder=builder, runner=runner,
+        database=database, cost_model=cost_model, seed=seed,
+    )
+    start = time.perf_counter()
+    if is_relax_module(mod):
+        with target:
+            lowered = tvm.relax.get_pipeline("zero")(mod)
+        ms.relax_integration.tune_relax(mod=lowered, params={}, **common)
+    else:
+        ms.tune_tir(mod=mod, **common)
+    wall = time.perf_counter() - start
+    if isinstance(builder, FastBuilder):
+        builder.shutdown()
+    curve = tuning_curve(*latencies_in_trial_order(work_dir))
+    best = float(curve[-1]) if len(curve) else float("inf")
+    best_trial = int(np.argmax(curve == best)) + 1 if np.isfinite(best) else 0
+    return TuneSummary(best, best_trial, len(curve), wall, curve, str(work_dir))
+
+
+def tuning_curve(latency: np.ndarray, workload: np.ndarray) -> np.ndarray:
+    """Sum over tasks of each task's best latency so far, after each trial.
+
+    Shapes: ``latency (T,)``, ``workload (T,)`` -> ``(T,)`` (``inf`` until every task
+    has a successful measurement).
+    """
+    tasks = np.unique(workload)
+    per_task = np.full((len(tasks), len(latency)), np.inf)
+    for row, task in enumerate(tasks):
+        mine = np.where(workload == task, latency, np.inf)
+        per_task[row] = best_so_far(mine)
+    return per_task.sum(axis=0)
