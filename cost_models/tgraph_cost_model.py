@@ -100,6 +100,8 @@ class TGraphCostModel(PyCostModel):
         self.checkpoint_error: str | None = None
         self._trainer = None
         self._logged: set[tuple[str, str]] = set()
+        #: Candidates scored by the network and by the fallback so far.
+        self.scored = {"network": 0, "fallback": 0}
         path = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
         if checkpoint is None and not path.is_file():
             logger.warning(
@@ -176,6 +178,7 @@ class TGraphCostModel(PyCostModel):
                 graph = self.converter.convert(context, candidates)
                 scores = predict_scores(self.network, graph, self.chunk_size)
                 if np.all(np.isfinite(scores)):
+                    self.scored["network"] += len(candidates)
                     return _normalise(scores).astype(np.float64)
                 unready = "nonfinite", "the network produced non-finite scores"
             except UnsupportedProgramError as err:
@@ -183,6 +186,7 @@ class TGraphCostModel(PyCostModel):
             except Exception as err:  # noqa: BLE001 - any network failure falls back, logged
                 unready = "error", f"the network failed: {type(err).__name__}: {err}"
         self._log_fallback(context, *unready)
+        self.scored["fallback"] += len(candidates)
         return np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
 
     def update(self, context, candidates, results) -> None:

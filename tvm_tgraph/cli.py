@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    # MetaSchedule prints a task table to stdout at INFO unless its logger says otherwise.
+    logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.INFO if args.verbose else logging.WARNING)
     if args.list:
         from .workloads import WORKLOADS
 

@@ -46,6 +46,30 @@ class TuneSummary:
     work_dir: str
 
 
+def _progress_callback(total: int, description: str):
+    """A MetaSchedule measure callback that advances a tqdm bar per measured candidate."""
+    from tqdm import tqdm
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
+
+    from .database import median_latency
+
+    @derived_object
+    class ProgressCallback(PyMeasureCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bar = tqdm(total=total, desc=description, unit="trial")
+            self.best = float("inf")
+
+        def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
+            for result in runner_results:
+                self.best = min(self.best, median_latency(result.run_secs))
+            self.bar.set_postfix_str(f"best {self.best * 1e3:.4f} ms")
+            self.bar.update(len(runner_results))
+
+    return ProgressCallback()
+
+
 def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
     """``"tgraph"``, ``"xgb"`` (stock), ``"xgb-warm16"`` or ``"random"``."""
     import cost_models
@@ -65,7 +89,7 @@ def is_relax_module(mod) -> bool:
 
 
 def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: int = 0,
-         trials_per_iter: int = 16, builder=None, runner=None) -> TuneSummary:
+         trials_per_iter: int = 16, builder=None, runner=None, progress: bool = True) -> TuneSummary:
     """Tune ``mod`` (TIR, or a Relax model: every task) and summarise the result.
 
     Parameters
@@ -84,6 +108,8 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
         Candidates measured per search round.
     builder, runner : optional
         Default: :class:`~tvm_tgraph.measure.FastBuilder` and DESIGN.md's ``LocalRunner``.
+    progress : bool
+        Show a progress bar of measured trials.
     """
     register_light_tensor_intrin()
     import tvm
@@ -99,10 +125,13 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     database = open_database(work_dir, create=True)
     builder = builder or FastBuilder()
     runner = runner or make_runner()
+    callbacks = list(ms.measure_callback.MeasureCallback.create("default"))
+    if progress:
+        callbacks.append(_progress_callback(trials, f"tuning ({type(cost_model).__name__})"))
     common = dict(
         target=target, work_dir=str(work_dir), max_trials_global=trials,
         num_trials_per_iter=trials_per_iter, builder=builder, runner=runner,
-        database=database, cost_model=cost_model, seed=seed,
+        database=database, cost_model=cost_model, seed=seed, measure_callbacks=callbacks,
     )
     start = time.perf_counter()
     if is_relax_module(mod):
@@ -112,6 +141,8 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     else:
         ms.tune_tir(mod=mod, **common)
     wall = time.perf_counter() - start
+    if progress:
+        callbacks[-1].bar.close()
     if isinstance(builder, FastBuilder):
         builder.shutdown()
     curve = tuning_curve(*latencies_in_trial_order(work_dir))

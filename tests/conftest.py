@@ -1,0 +1,53 @@
+"""Shared fixtures: real TVM workloads and real MetaSchedule candidates (nothing mocked)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from tvm_tgraph.graph import ConfiguredGraph
+from tvm_tgraph.tvm_env import make_target, register_light_tensor_intrin
+
+register_light_tensor_intrin()
+
+
+@pytest.fixture(scope="session")
+def target():
+    return make_target({"kind": "llvm", "num-cores": 2})
+
+
+@functools.lru_cache(maxsize=None)
+def sample_candidates(workload: str, count: int = 24, seed: int = 1):
+    """``(context, candidates)``: random valid candidates of a built-in workload's design
+    space (MetaSchedule's ReplayTrace: random decisions + post-processing)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
+
+    mod = as_ir_module(WORKLOADS[workload]())
+    context = ms.TuneContext(
+        mod=mod, target=make_target({"kind": "llvm", "num-cores": 2}), space_generator="post-order-apply",
+        search_strategy=ms.search_strategy.ReplayTrace(), task_name=workload, rand_state=seed,
+        num_threads=1,
+    )
+    spaces = context.generate_design_space()
+    context.pre_tuning(max_trials=count, num_trials_per_iter=count, design_spaces=spaces,
+                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
+    candidates = context.generate_measure_candidates()
+    return context, list(candidates)
+
+
+def random_graph(num_configs=6, nodes=9, seed=0) -> ConfiguredGraph:
+    """A small random configured graph: a chain of ``nodes`` nodes, 4 configurable."""
+    rng = np.random.default_rng(seed)
+    edges = np.array([[i, i + 1] for i in range(nodes - 1)]).T
+    config_nodes = np.array([1, 3, 4, 7])
+    return ConfiguredGraph(
+        node_kind=rng.integers(0, 5, nodes), node_feat=rng.normal(size=(nodes, 7)).astype(np.float32),
+        edge_index=edges, config_node_ids=config_nodes,
+        config_feat=rng.normal(size=(num_configs, len(config_nodes), 5)).astype(np.float32),
+        global_feat=rng.normal(size=(num_configs, 3)).astype(np.float32),
+        runtime=rng.uniform(1, 2, num_configs),
+    )

@@ -1,0 +1,68 @@
+"""TGraphNet: shapes, equivariance over configurations, and what cross-attention sees."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import random_graph
+
+from tvm_tgraph.nn import GraphTensors, TGraphConfig, TGraphNet, predict_scores
+
+
+def make_model(**overrides) -> TGraphNet:
+    torch.manual_seed(0)
+    config = TGraphConfig(num_node_kinds=5, node_features=7, config_features=5, global_features=3,
+                          hidden=16, num_blocks=2, heads=2, **overrides)
+    return TGraphNet(config).eval()
+
+
+@pytest.mark.parametrize("graph_conv", ["sage", "linear"])
+def test_one_score_per_configuration(graph_conv):
+    model = make_model(graph_conv=graph_conv)
+    scores = model(GraphTensors.from_graph(random_graph(num_configs=6)))
+    assert scores.shape == (6,)
+    assert torch.isfinite(scores).all()
+
+
+def test_permuting_configurations_permutes_scores():
+    model = make_model()
+    tensors = GraphTensors.from_graph(random_graph(num_configs=8))
+    perm = torch.randperm(8, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        assert torch.allclose(model(tensors)[perm], model(tensors.select(perm)), atol=1e-5)
+
+
+def test_cross_attention_lets_other_configurations_change_a_score():
+    base = random_graph(num_configs=6, seed=1)
+    other = random_graph(num_configs=6, seed=2)
+    mixed = base.select(np.arange(6))
+    mixed.config_feat[1:] = other.config_feat[1:]   # config 0 stays, its companions change
+    mixed.global_feat[1:] = other.global_feat[1:]
+    for cross_attention, should_change in ((True, True), (False, False)):
+        model = make_model(cross_attention=cross_attention)
+        with torch.no_grad():
+            first = model(GraphTensors.from_graph(base))[0]
+            again = model(GraphTensors.from_graph(mixed))[0]
+        assert bool(not torch.isclose(first, again, atol=1e-6)) is should_change
+
+
+def test_chunked_prediction_matches_one_pass_without_cross_attention():
+    model = make_model(cross_attention=False)
+    graph = random_graph(num_configs=10)
+    whole = predict_scores(model, graph, chunk_size=100)
+    chunked = predict_scores(model, graph, chunk_size=3)
+    assert whole.dtype == np.float64 and whole.shape == (10,)
+    np.testing.assert_allclose(whole, chunked, atol=1e-5)
+
+
+def test_normalisation_is_fitted_from_data():
+    model = make_model()
+    graph = random_graph()
+    model.fit_normalization([graph])
+    np.testing.assert_allclose(model.node_mean.numpy(), graph.node_feat.mean(0), atol=1e-6)
+
+
+def test_repr_names_the_layers():
+    text = repr(make_model())
+    assert "ConfigCrossAttention(16, heads=2)" in text and "SAGEConv" in text and "ChannelAttention(16)" in text

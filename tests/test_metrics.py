@@ -1,0 +1,30 @@
+"""Metric definitions of DESIGN.md."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tvm_tgraph.metrics import best_so_far, kendall_tau, opa, top_k_score
+
+LATENCY = np.array([4.0, 1.0, 3.0, 2.0])
+
+
+def test_perfect_and_reversed_rankings():
+    perfect = -LATENCY
+    assert kendall_tau(perfect, LATENCY) == 1.0 and kendall_tau(-perfect, LATENCY) == -1.0
+    assert opa(perfect, LATENCY) == 1.0 and opa(-perfect, LATENCY) == 0.0
+
+
+def test_top_k_score_is_best_over_best_of_the_top_k():
+    scores = np.array([4.0, 1.0, 3.0, 2.0])  # ranks the slowest first
+    assert top_k_score(scores, LATENCY, 1) == 1.0 / 4.0
+    assert top_k_score(scores, LATENCY, 2) == 1.0 / 3.0
+    assert top_k_score(scores, LATENCY, 4) == 1.0
+
+
+def test_degenerate_inputs():
+    assert math.isnan(kendall_tau([1.0], [1.0]))
+    assert math.isnan(opa([1.0, 2.0], [1.0, 1.0]))
+    np.testing.assert_array_equal(best_so_far([3, 4, 1, 2]), [3, 3, 1, 1])
