@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 
 import numpy as np
 import pytest
@@ -11,6 +12,14 @@ from tvm_tgraph.graph import ConfiguredGraph
 from tvm_tgraph.tvm_env import make_target, register_light_tensor_intrin
 
 register_light_tensor_intrin()
+
+
+def drop_capture_handlers() -> None:
+    """Call right before ms.tune_*: MetaSchedule configures its logger with dictConfig,
+    listing the logger's current handlers by name, and pytest's log capture attaches
+    unnamed handlers to it during a test, which make that configuration fail."""
+    logger = logging.getLogger("tvm.s_tir.meta_schedule")
+    logger.handlers[:] = [h for h in logger.handlers if h.get_name()]
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,72 @@
+"""The tgraph command: a real tune, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import drop_capture_handlers
+
+from tvm_tgraph.cli import main
+from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE, open_database, validate_database
+from tvm_tgraph.errors import RecordError
+
+
+def test_tune_writes_a_database_and_reports_the_best(tmp_path, capsys):
+    drop_capture_handlers()
+    work = tmp_path / "run"
+    code = main(["tune", "matmul_128", "--cost-model", "xgb", "--trials", "8", "--trials-per-iter", "8",
+                 "--work-dir", str(work), "--target", '{"kind": "llvm", "num-cores": 2}'])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "best latency" in out and "of 8" in out
+    assert validate_database(work) == (1, 8)
+
+
+def test_tune_of_a_user_file(tmp_path, capsys):
+    source = tmp_path / "ops.py"
+    source.write_text(
+        "from tvm_tgraph.workloads import softmax\n"
+        "def small():\n    return softmax(16, 64)\n"
+    )
+    drop_capture_handlers()
+    code = main(["tune", f"{source}:small", "--cost-model", "random", "--trials", "4",
+                 "--trials-per-iter", "4", "--work-dir", str(tmp_path / "run")])
+    assert code == 0 and "best latency" in capsys.readouterr().out
+
+
+def test_module_path_that_does_not_exist(tmp_path, capsys):
+    code = main(["tune", str(tmp_path / "missing.py") + ":mod", "--work-dir", str(tmp_path / "w")])
+    assert code == 2
+    assert "missing.py does not exist" in capsys.readouterr().err
+
+
+def test_unknown_workload_and_bad_target(tmp_path, capsys):
+    assert main(["tune", "no_such_workload", "--work-dir", str(tmp_path)]) == 2
+    assert "unknown workload 'no_such_workload'" in capsys.readouterr().err
+    assert main(["tune", "matmul", "--work-dir", str(tmp_path), "--target", "llvm -mcpu=x"]) == 2
+    assert "must be a JSON object" in capsys.readouterr().err
+
+
+def _database(tmp_path, records: list[str]):
+    (tmp_path / WORKLOAD_FILE).write_text(json.dumps(["123", "AAAA"]) + "\n")
+    (tmp_path / RECORD_FILE).write_text("\n".join(records) + "\n")
+    return tmp_path
+
+
+def test_malformed_record_file_is_named_with_its_line(tmp_path):
+    good = json.dumps([0, [[[], []], [0.001, 0.002], None, None]])
+    _database(tmp_path, [good, "{not json", good])
+    with pytest.raises(RecordError, match=r"database_tuning_record.json line 2 is not valid JSON"):
+        open_database(tmp_path)
+    _database(tmp_path, [good, json.dumps([5, [[], [0.1], None, None]])])
+    with pytest.raises(RecordError, match="line 2 is malformed: workload index 5"):
+        validate_database(tmp_path)
+    _database(tmp_path, [json.dumps([0, [[], "fast", None, None]])])
+    with pytest.raises(RecordError, match="run_secs"):
+        validate_database(tmp_path)
+
+
+def test_missing_database(tmp_path):
+    with pytest.raises(RecordError, match="does not exist"):
+        open_database(tmp_path / "nowhere")

@@ -1,0 +1,153 @@
+"""TGraphCostModel inside real MetaSchedule tuning runs (real builds, real measurements)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+from conftest import drop_capture_handlers, sample_candidates
+
+from cost_models import TGraphCostModel
+from tvm_tgraph.checkpoint import save_checkpoint
+from tvm_tgraph.errors import CheckpointError
+from tvm_tgraph.measure import FastBuilder, make_runner
+from tvm_tgraph.workloads import matmul, as_ir_module
+
+# Tests measure with a light evaluator: what is checked is behaviour, not speed.
+LIGHT = dict(number=1, repeat=2, min_repeat_ms=0)
+
+
+def _tune(mod, target, work_dir, cost_model, trials=16):
+    from tvm.s_tir import meta_schedule as ms
+
+    drop_capture_handlers()
+    return ms.tune_tir(mod, target, str(work_dir), max_trials_global=trials, num_trials_per_iter=8,
+                       builder=FastBuilder(max_workers=2), runner=make_runner(**LIGHT),
+                       cost_model=cost_model, seed=0)
+
+
+def _best_schedule_runs_correctly(mod, target, database):
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    sch = ms.tir_integration.compile_tir(database, mod, target)
+    assert sch is not None, "tuning recorded no valid schedule"
+    lib = tvm.compile(sch.mod, target=target)
+    dev = tvm.cpu()
+    a, b = np.random.rand(64, 64).astype("float32"), np.random.rand(64, 64).astype("float32")
+    out = tvm.runtime.tensor(np.zeros((64, 64), "float32"), dev)
+    lib(tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), out)
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_sixteen_trial_tune_with_the_network_serving(tmp_path, target):
+    mod = as_ir_module(matmul(64, 64, 64))
+    model = TGraphCostModel(min_online_samples=8, update_time_budget_s=1.0)
+    database = _tune(mod, target, tmp_path, model, trials=16)
+    assert model.scored["network"] > 0, "after 8 measurements the network must rank candidates"
+    assert model.scored["fallback"] > 0, "before that, XGBoost ranks them"
+    _best_schedule_runs_correctly(mod, target, database)
+
+
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_corrupted_checkpoint_is_reported_and_tuning_falls_back(tmp_path, target):
+    import torch
+
+    from tvm_tgraph.convert.tir import F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA_VERSION, NODE_KINDS
+    from tvm_tgraph.nn import TGraphConfig, TGraphNet
+
+    path = tmp_path / "ckpt.safetensors"
+    save_checkpoint(path, TGraphNet(TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL)),
+                    FEATURE_SCHEMA_VERSION)
+    path.write_bytes(path.read_bytes()[:-64])   # truncated, as by an interrupted copy
+    collect = _Collect()
+    logging.getLogger("tvm_tgraph.cost_model").addHandler(collect)
+    try:
+        model = TGraphCostModel(checkpoint=path, min_online_samples=10_000)
+        mod = as_ir_module(matmul(64, 64, 64))
+        database = _tune(mod, target, tmp_path / "work", model, trials=16)
+    finally:
+        logging.getLogger("tvm_tgraph.cost_model").removeHandler(collect)
+    assert "do not match their model card" in model.checkpoint_error
+    assert any("do not match their model card" in m for m in collect.messages), "reported at load"
+    assert model.scored["network"] == 0 and model.scored["fallback"] > 0
+    fallbacks = [m for m in collect.messages if "XGBoost ranks task" in m]
+    assert len(fallbacks) == 1 and "checkpoint failed to load" in fallbacks[0], "logged once, with its reason"
+    _best_schedule_runs_correctly(mod, target, database)
+    # load() is dispatched through TVM's FFI, which re-raises Python errors as RuntimeError
+    with pytest.raises((CheckpointError, RuntimeError), match="not a saved TGraphCostModel"):
+        TGraphCostModel(min_online_samples=1).load(str(tmp_path / "no_such_dir"))
+
+
+def _measured(context, candidates):
+    """Measure candidates for real with the project's builder and runner."""
+    from tvm.s_tir.meta_schedule.builder import BuilderInput
+    from tvm.s_tir.meta_schedule.runner import RunnerInput
+
+    builder = FastBuilder(max_workers=2)
+    built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
+    builder.shutdown()
+    runner = make_runner(**LIGHT)
+    futures = runner.run([RunnerInput(b.artifact_path, "cpu", c.args_info) for b, c in zip(built, candidates)])
+    return [f.result() for f in futures]
+
+
+def test_save_load_round_trip_and_repeated_updates(tmp_path):
+    context, candidates = sample_candidates("matmul_128", count=24)
+    results = _measured(context, candidates)
+    model = TGraphCostModel(min_online_samples=8, update_max_steps=5)
+    model.update(context, candidates[:12], results[:12])
+    model.update(context, candidates[12:], results[12:])
+    model.update(context, candidates[12:], results[12:])     # duplicates are not stored twice
+    assert model.store.num_samples(model.store.keys()[0]) == sum(r.error_msg is None for r in results)
+
+    scores = model.predict(context, candidates)
+    assert scores.dtype == np.float64 and scores.shape == (24,)
+    assert np.all((scores > 0) & (scores < 1))
+    np.testing.assert_array_equal(scores, model.predict(context, candidates))   # deterministic
+
+    model.save(str(tmp_path / "saved"))
+    restored = TGraphCostModel(min_online_samples=8)
+    restored.load(str(tmp_path / "saved"))
+    np.testing.assert_array_equal(restored.predict(context, candidates), scores)
+    assert restored.store.num_samples(restored.store.keys()[0]) == model.store.num_samples(model.store.keys()[0])
+    assert restored.fallback.data_size == model.fallback.data_size
+
+
+def test_tune_relax_with_tgraph(tmp_path, target):
+    import tvm
+    from tvm import relax
+    from tvm.s_tir import meta_schedule as ms
+
+    import torch
+    from tvm.relax.frontend.torch import from_exported_program
+
+    torch.manual_seed(0)
+    layer = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).eval()
+    example = torch.randn(32, 64)
+    with torch.no_grad():
+        mod = from_exported_program(torch.export.export(layer, (example,)))
+        expected = layer(example).numpy()
+    with target:
+        mod = relax.get_pipeline("zero")(mod)
+    model = TGraphCostModel(min_online_samples=8, update_time_budget_s=0.5)
+    drop_capture_handlers()
+    database = ms.relax_integration.tune_relax(
+        mod=mod, params={}, target=target, work_dir=str(tmp_path), max_trials_global=16,
+        num_trials_per_iter=8, builder=FastBuilder(max_workers=2), runner=make_runner(**LIGHT),
+        cost_model=model, seed=0,
+    )
+    assert len(database) > 0 and model.scored["network"] + model.scored["fallback"] > 0
+    executable = ms.relax_integration.compile_relax(database, mod, target, params=None)
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    (got,) = vm["main"](tvm.runtime.tensor(example.numpy()))   # the exported program returns a tuple
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-4, atol=1e-4)
