@@ -6,6 +6,7 @@ the CLI, the demo and the examples go through :func:`tune`.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,9 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
         num_trials_per_iter=trials_per_iter, builder=builder, runner=runner,
         database=database, cost_model=cost_model, seed=seed, measure_callbacks=callbacks,
     )
+    # MetaSchedule's logging set-up raises its logger to DEBUG; keep the caller's level.
+    ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
+    level = ms_logger.level
     start = time.perf_counter()
     if is_relax_module(mod):
         with target:
@@ -141,6 +145,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     else:
         ms.tune_tir(mod=mod, **common)
     wall = time.perf_counter() - start
+    ms_logger.setLevel(level)
     if progress:
         callbacks[-1].bar.close()
     if isinstance(builder, FastBuilder):
