@@ -84,6 +84,45 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+def _add_collect(sub) -> None:
+    p = sub.add_parser(
+        "collect", help="measure candidates of the workload suite into a JSONDatabase (resumable)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph collect --out data/raw --random-trials 64 --evolutionary-trials 192\n"
+               "  tgraph collect --out data/raw --families transformer,op:matmul --list-tasks",
+    )
+    p.add_argument("--out", required=True, help="database directory (appended; re-running resumes)")
+    p.add_argument("--random-trials", type=int, default=64, help="random design-space samples per task")
+    p.add_argument("--evolutionary-trials", type=int, default=192, help="evolutionary-search trials per task")
+    p.add_argument("--trials-per-iter", type=int, default=32)
+    p.add_argument("--families", help="comma-separated families to collect (default: all)")
+    p.add_argument("--list-tasks", action="store_true", help="list the suite's tasks and exit")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_collect)
+
+
+def _cmd_collect(args) -> int:
+    from .collect import CollectPlan, collect, default_suite
+    from .tvm_env import make_target
+
+    target = make_target(args.target)
+    suite = default_suite(target)
+    if args.families:
+        wanted = set(args.families.split(","))
+        unknown = wanted - {task.family for task in suite}
+        if unknown:
+            raise ValueError(f"unknown families {sorted(unknown)}; known: {sorted({t.family for t in suite})}")
+        suite = [task for task in suite if task.family in wanted]
+    if args.list_tasks:
+        print("\n".join(task.name for task in suite))
+        return 0
+    plan = CollectPlan(args.random_trials, args.evolutionary_trials, args.trials_per_iter, args.seed)
+    meta = collect(args.out, suite, plan, target)
+    print(f"collected into {args.out}: {len(suite)} tasks, {meta['seconds'] / 60:.1f} min in all runs")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tgraph", description="TGraph: a learned cost model and tuner for Apache TVM MetaSchedule.",
@@ -93,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     _add_tune(sub)
     _add_demo(sub)
+    _add_collect(sub)
     return parser
 
 

@@ -47,9 +47,8 @@ class TuneSummary:
     work_dir: str
 
 
-def _progress_callback(total: int, description: str):
-    """A MetaSchedule measure callback that advances a tqdm bar per measured candidate."""
-    from tqdm import tqdm
+def progress_callback(bar):
+    """A MetaSchedule measure callback that advances the tqdm ``bar`` per measured candidate."""
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 
@@ -59,7 +58,7 @@ def _progress_callback(total: int, description: str):
     class ProgressCallback(PyMeasureCallback):
         def __init__(self) -> None:
             super().__init__()
-            self.bar = tqdm(total=total, desc=description, unit="trial")
+            self.bar = bar
             self.best = float("inf")
 
         def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
@@ -90,7 +89,8 @@ def is_relax_module(mod) -> bool:
 
 
 def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: int = 0,
-         trials_per_iter: int = 16, builder=None, runner=None, progress: bool = True) -> TuneSummary:
+         trials_per_iter: int = 16, builder=None, runner=None, strategy="evolutionary",
+         progress=True, shutdown_builder: bool = True) -> TuneSummary:
     """Tune ``mod`` (TIR, or a Relax model: every task) and summarise the result.
 
     Parameters
@@ -109,8 +109,12 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
         Candidates measured per search round.
     builder, runner : optional
         Default: :class:`~tvm_tgraph.measure.FastBuilder` and DESIGN.md's ``LocalRunner``.
-    progress : bool
-        Show a progress bar of measured trials.
+    strategy : str or ms.search_strategy.SearchStrategy
+        MetaSchedule's search strategy (default ``"evolutionary"``).
+    progress : bool or tqdm
+        Show a progress bar of measured trials (or advance this one).
+    shutdown_builder : bool
+        Stop the builder's workers at the end (keep them for a next call with False).
     """
     register_light_tensor_intrin()
     import tvm
@@ -126,13 +130,17 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     database = open_database(work_dir, create=True)
     builder = builder or FastBuilder()
     runner = runner or make_runner()
+    from tqdm import tqdm
+
     callbacks = list(ms.measure_callback.MeasureCallback.create("default"))
+    own_bar = progress is True
     if progress:
-        callbacks.append(_progress_callback(trials, f"tuning ({type(cost_model).__name__})"))
+        bar = tqdm(total=trials, desc=f"tuning ({type(cost_model).__name__})", unit="trial") if own_bar else progress
+        callbacks.append(progress_callback(bar))
     common = dict(
         target=target, work_dir=str(work_dir), max_trials_global=trials,
         num_trials_per_iter=trials_per_iter, builder=builder, runner=runner,
-        database=database, cost_model=cost_model, seed=seed, measure_callbacks=callbacks,
+        database=database, cost_model=cost_model, seed=seed, measure_callbacks=callbacks, strategy=strategy,
     )
     # MetaSchedule's logging set-up raises its logger to DEBUG; keep the caller's level.
     ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
@@ -146,9 +154,9 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
         ms.tune_tir(mod=mod, **common)
     wall = time.perf_counter() - start
     ms_logger.setLevel(level)
-    if progress:
+    if own_bar:
         callbacks[-1].bar.close()
-    if isinstance(builder, FastBuilder):
+    if shutdown_builder and isinstance(builder, FastBuilder):
         builder.shutdown()
     curve = tuning_curve(*latencies_in_trial_order(work_dir))
     best = float(curve[-1]) if len(curve) else float("inf")

@@ -1,0 +1,194 @@
+"""Collecting measured candidates: a workload suite and a resumable collector.
+
+For each task the collector measures random samples of the design space (MetaSchedule's
+``ReplayTrace``) and then candidates of an evolutionary search guided by
+``XGBModel(num_warmup_samples=16)``, appending every measured candidate to one
+MetaSchedule ``JSONDatabase``. ``tasks.json`` beside it names each workload (task name,
+family, source); ``collect_meta.json`` records the target, runner settings and time taken.
+
+Re-running skips what the database already holds (records are counted per workload), so an
+interrupted run loses at most the batch in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .database import RECORD_FILE, WORKLOAD_FILE, open_database
+
+#: The collector's evaluator: one run per repeat, ten repeats, cache flushed, latency is
+#: the median of the repeats. TVM_NOTES.md measured it at 8-11 runs/s with a Spearman of
+#: 0.97-0.98 between two passes (DESIGN's benchmark evaluator is ~4 runs/s).
+COLLECT_EVALUATOR = {"number": 1, "repeat": 10, "min_repeat_ms": 0, "enable_cpu_cache_flush": True}
+
+
+@dataclass
+class CollectTask:
+    """One tuning task of the suite."""
+
+    name: str      # unique, "<family>/<task>"
+    family: str    # model family or operator family; the unit held out in evaluation
+    source: str    # how it was made
+    mod: object    # tvm.IRModule (one PrimFunc)
+
+    def info(self, shash: str) -> dict:
+        return {"name": self.name, "family": self.family, "source": self.source, "shash": shash}
+
+
+# Operator families at varied shapes: (workload function, kwargs).
+OPERATOR_SHAPES = {
+    "matmul": [dict(n=128, m=128, k=128), dict(n=256, m=512, k=128), dict(n=64, m=1024, k=256),
+               dict(n=512, m=64, k=512)],
+    "dense_bias_relu": [dict(batch=32, in_dim=512, out_dim=256), dict(batch=128, in_dim=256, out_dim=1024)],
+    "batch_matmul": [dict(batch=4, n=64, m=64, k=128), dict(batch=16, n=32, m=128, k=32)],
+    "conv2d_nchw": [dict(c=64, hw=28, k=64, kernel=3), dict(c=32, hw=56, k=32, kernel=1),
+                    dict(c=128, hw=14, k=128, kernel=3, stride=2)],
+    "conv2d_nhwc": [dict(c=64, hw=28, k=64, kernel=3), dict(c=32, hw=56, k=64, kernel=3, stride=2)],
+    "depthwise_conv2d": [dict(c=64, hw=56, kernel=3), dict(c=128, hw=28, kernel=3, stride=2)],
+    "max_pool2d": [dict(c=64, hw=56, kernel=3, stride=2), dict(c=128, hw=28, kernel=2, stride=2)],
+    "softmax": [dict(rows=256, cols=256), dict(rows=64, cols=1024)],
+    "layer_norm": [dict(rows=256, cols=256), dict(rows=64, cols=1024)],
+    "fused_elementwise": [dict(rows=512, cols=512)],
+}
+
+
+def operator_tasks() -> list[CollectTask]:
+    """Operator families at the shapes of :data:`OPERATOR_SHAPES`."""
+    from . import workloads
+
+    tasks = []
+    for family, shapes in OPERATOR_SHAPES.items():
+        for kwargs in shapes:
+            label = "_".join(f"{k}{v}" for k, v in kwargs.items())
+            mod = workloads.as_ir_module(getattr(workloads, family)(**kwargs))
+            tasks.append(CollectTask(f"op:{family}/{label}", f"op:{family}", f"workloads.{family}({kwargs})", mod))
+    return tasks
+
+
+def model_tasks(target) -> list[CollectTask]:
+    """The fused TIR tasks of the small models of :mod:`tvm_tgraph.models`."""
+    from .models import MODELS, extract_tir_tasks, to_relax
+
+    tasks = []
+    for family, build in MODELS.items():
+        for name, mod, _weight in extract_tir_tasks(to_relax(*build()), target):
+            tasks.append(CollectTask(f"{family}/{name}", family, f"models.{family}() via torch.export", mod))
+    return tasks
+
+
+def default_suite(target) -> list[CollectTask]:
+    """Operator families and model tasks, de-duplicated by structural hash (first wins)."""
+    import tvm_ffi
+
+    seen, suite = set(), []
+    for task in operator_tasks() + model_tasks(target):
+        key = tvm_ffi.structural_hash(task.mod)
+        if key not in seen:
+            seen.add(key)
+            suite.append(task)
+    return suite
+
+
+def records_per_workload(work_dir: Path) -> dict[str, int]:
+    """Structural hash (as the database writes it) -> number of records, for a database."""
+    if not (work_dir / RECORD_FILE).is_file():
+        return {}
+    hashes = [json.loads(line)[0] for line in (work_dir / WORKLOAD_FILE).read_text().splitlines() if line.strip()]
+    counts: dict[str, int] = {}
+    for line in (work_dir / RECORD_FILE).read_text().splitlines():
+        if line.strip():
+            shash = hashes[json.loads(line)[0]]
+            counts[shash] = counts.get(shash, 0) + 1
+    return counts
+
+
+def distinct_candidates(task: CollectTask, target, samples: int = 64) -> int:
+    """How many distinct schedules ``samples`` random draws of the design space give
+    (a design space with no choices yields 1; it is not worth many measurements)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    context = ms.TuneContext(mod=task.mod, target=target, space_generator="post-order-apply",
+                             search_strategy=ms.search_strategy.ReplayTrace(), rand_state=0, num_threads=1)
+    context.pre_tuning(max_trials=samples, num_trials_per_iter=samples,
+                       design_spaces=context.generate_design_space(),
+                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
+    return len({str(c.sch.trace) for c in context.generate_measure_candidates()})
+
+
+@dataclass
+class CollectPlan:
+    random_trials: int = 64
+    evolutionary_trials: int = 192
+    trials_per_iter: int = 32
+    seed: int = 0
+
+
+def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, target) -> dict:
+    """Measure the tasks' candidates into ``out_dir`` (a JSONDatabase), resuming.
+
+    Phase 1 takes ``random_trials`` random samples of every task, phase 2 tops every task
+    up to ``random_trials + evolutionary_trials`` with evolutionary search. A task whose
+    design space has few distinct schedules gets as many random trials as it has schedules
+    and no search.
+
+    Returns
+    -------
+    dict
+        The collection's metadata (also written to ``collect_meta.json``).
+    """
+    import tvm_ffi
+    from tqdm import tqdm
+    from tvm.s_tir import meta_schedule as ms
+
+    from .measure import FastBuilder, make_runner
+    from .tuning import tune
+
+    out_dir = Path(out_dir)
+    open_database(out_dir, create=True)
+    index_path, meta_path = out_dir / "tasks.json", out_dir / "collect_meta.json"
+    index = json.loads(index_path.read_text()) if index_path.is_file() else {}
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {"seconds": 0.0, "runs": []}
+
+    shashes = {task.name: str(tvm_ffi.structural_hash(task.mod)) for task in tasks}
+    for task in tasks:
+        entry = index.get(task.name) or task.info(shashes[task.name])
+        if "distinct_in_64" not in entry:
+            entry["distinct_in_64"] = distinct_candidates(task, target)
+        index[task.name] = entry
+    index_path.write_text(json.dumps(index, indent=1))
+
+    def budget(task: CollectTask, phase: int) -> int:
+        distinct = index[task.name]["distinct_in_64"]
+        if distinct < plan.random_trials // 2:
+            return distinct
+        return plan.random_trials if phase == 1 else plan.random_trials + plan.evolutionary_trials
+
+    counts = records_per_workload(out_dir)
+    todo = sum(max(0, budget(t, 2) - counts.get(shashes[t.name], 0)) for t in tasks)
+    builder, runner = FastBuilder(), make_runner(**COLLECT_EVALUATOR)
+    started = time.time()
+    bar = tqdm(total=todo, desc="collect", unit="cand")
+    try:
+        for phase in (1, 2):
+            for task in tasks:
+                need = budget(task, phase) - records_per_workload(out_dir).get(shashes[task.name], 0)
+                if need <= 0:
+                    continue
+                bar.set_description(f"collect {task.name[:40]}")
+                strategy = ms.search_strategy.ReplayTrace() if phase == 1 else "evolutionary"
+                cost_model = "random" if phase == 1 else "xgb-warm16"
+                tune(task.mod, cost_model, need, out_dir, target=target, seed=plan.seed + phase,
+                     trials_per_iter=min(plan.trials_per_iter, need), builder=builder, runner=runner,
+                     strategy=strategy, progress=bar, shutdown_builder=False)
+    finally:
+        bar.close()
+        builder.shutdown()
+        meta["seconds"] += time.time() - started
+        meta["runs"].append({"finished": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": time.time() - started})
+        meta.update(target=str(target), evaluator=COLLECT_EVALUATOR, plan=asdict(plan),
+                    latency="median of run_secs (the ten repeats)")
+        meta_path.write_text(json.dumps(meta, indent=1))
+    return meta
