@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -123,6 +124,109 @@ def _cmd_collect(args) -> int:
     return 0
 
 
+def _add_train(sub) -> None:
+    p = sub.add_parser(
+        "train", help="train TGraph on a collected database (validation split by task, early stopping)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph train --db data/raw --holdout transformer --out ckpt/tgraph.safetensors --seed 0",
+    )
+    p.add_argument("--db", required=True, help="database written by `tgraph collect`")
+    p.add_argument("--out", required=True, help="checkpoint to write (.safetensors; the card goes beside it as .json)")
+    p.add_argument("--holdout", help="comma-separated families to leave out of training (for evaluation)")
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--eval-every", type=int, default=100)
+    p.add_argument("--patience", type=int, default=8)
+    p.add_argument("--loss", choices=["hinge", "listmle"], default="hinge")
+    p.add_argument("--no-cross-attention", action="store_true", help="ablation: no configuration cross-attention")
+    p.add_argument("--graph-conv", choices=["sage", "linear"], default="sage")
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_train)
+
+
+def _cmd_train(args) -> int:
+    from .checkpoint import save_checkpoint
+    from .convert.tir import F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA_VERSION, NODE_KINDS
+    from .dataset import configured_graphs, load_measured_tasks
+    from .nn import TGraphConfig
+    from .pretrain import PretrainConfig, evaluate_graphs, pretrain, split_by_task
+    from .training import TrainConfig
+    from .tvm_env import make_target
+
+    tasks = load_measured_tasks(args.db, make_target(args.target), exclude_families=args.holdout)
+    graphs = configured_graphs(tasks)
+    train_names, val_names = split_by_task(list(graphs), 0.15, args.seed)
+    config = PretrainConfig(
+        steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
+        hidden=args.hidden, graph_conv=args.graph_conv, cross_attention=not args.no_cross_attention,
+        train=TrainConfig(loss=args.loss),
+    )
+    model_config = TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL, hidden=config.hidden,
+                                num_blocks=config.num_blocks, heads=config.heads, dropout=config.dropout,
+                                graph_conv=config.graph_conv, cross_attention=config.cross_attention)
+    model, history = pretrain({n: graphs[n] for n in train_names}, {n: graphs[n] for n in val_names},
+                              model_config, config)
+    validation = evaluate_graphs(model, {n: graphs[n] for n in val_names})
+    save_checkpoint(
+        args.out, model, FEATURE_SCHEMA_VERSION, pretrained=True, seed=args.seed,
+        training_data={"db": str(args.db), "held_out_families": args.holdout, "train_tasks": train_names,
+                       "val_tasks": val_names, "candidates": int(sum(graphs[n].num_configs for n in train_names))},
+        training=config.to_dict(), history=history, validation=validation["mean"],
+        command="tgraph " + shlex.join(args.argv),
+    )
+    print(f"trained {history['steps']} steps on {len(train_names)} tasks; best validation Kendall tau "
+          f"{history['best_val_kendall_tau']:.3f} at step {history['best_step']} "
+          f"({len(val_names)} tasks); wrote {args.out} and its card")
+    return 0
+
+
+def _add_eval(sub) -> None:
+    p = sub.add_parser(
+        "eval", help="rank held-out tasks with TGraph, XGBoost and MLP; zero-shot and online",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph eval --db data/raw --families transformer --model ckpt/tgraph.safetensors \\\n"
+               "      --train-db data/raw --baselines xgb,mlp --json results.json --png scatter.png",
+    )
+    p.add_argument("--db", required=True, help="database with the tasks to rank")
+    p.add_argument("--model", required=True, help="TGraph checkpoint")
+    p.add_argument("--train-db", required=True, help="the data the checkpoint was trained on (trains the baselines)")
+    p.add_argument("--families", help="evaluate only these families of --db (comma-separated); "
+                                      "they are left out of --train-db")
+    p.add_argument("--baselines", default="xgb,mlp", help="comma-separated: xgb, mlp (default both)")
+    p.add_argument("--online-k", default="32,64", help="online settings: measured candidates given first")
+    p.add_argument("--json", help="write the full report here")
+    p.add_argument("--png", help="write predicted-vs-measured scatter plots here")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_eval)
+
+
+def _cmd_eval(args) -> int:
+    from .dataset import load_measured_tasks
+    from .evaluate import evaluate, format_table, plot_scatter
+    from .tvm_env import make_target
+
+    target = make_target(args.target)
+    eval_tasks = load_measured_tasks(args.db, target, families=args.families)
+    train_tasks = load_measured_tasks(args.train_db, target, exclude_families=args.families)
+    if not eval_tasks:
+        raise ValueError(f"no task of {args.db} matches --families {args.families}")
+    baselines = tuple(b for b in args.baselines.split(",") if b)
+    unknown = set(baselines) - {"xgb", "mlp"}
+    if unknown:
+        raise ValueError(f"unknown baselines {sorted(unknown)}: use xgb and/or mlp")
+    report = evaluate(eval_tasks, train_tasks, args.model, baselines,
+                      tuple(int(k) for k in args.online_k.split(",") if k), seed=args.seed)
+    print(format_table(report))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    if args.png:
+        plot_scatter(report, args.png)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tgraph", description="TGraph: a learned cost model and tuner for Apache TVM MetaSchedule.",
@@ -133,12 +237,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune(sub)
     _add_demo(sub)
     _add_collect(sub)
+    _add_train(sub)
+    _add_eval(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     # MetaSchedule prints a task table to stdout at INFO unless its logger says otherwise.

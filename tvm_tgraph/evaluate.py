@@ -1,0 +1,201 @@
+"""Ranking evaluation of TGraph against TVM's XGBoost and MLP cost models.
+
+Every model is evaluated on the same held-out tasks, through MetaSchedule's cost-model
+interface (``update`` / ``predict``), so what is measured is what tuning gets:
+
+* **zero-shot**: the model never saw the task; XGBoost and the MLP are trained on the
+  training tasks (XGBoost with ``num_warmup_samples=0``, so it is a real model, not the
+  random warm-up), TGraph is the pretrained checkpoint.
+* **online, k**: the task's first ``k`` measured candidates (in measurement order) are
+  given to ``update``; the model then ranks the remaining ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .dataset import MeasuredTask
+from .pretrain import mean_metrics, ranking_metrics
+
+METRICS = ("kendall_tau", "top1", "top5", "opa")
+
+
+@contextlib.contextmanager
+def _torch_compatible_mlp():
+    """TVM 0.27's MLPModel passes ``verbose=`` to ``StepLR``, which torch 2.13 removed; let
+    it through (dropped) while the MLP trains, and restore torch's class after."""
+    import torch
+
+    original = torch.optim.lr_scheduler.StepLR
+
+    class StepLR(original):
+        def __init__(self, *args, verbose=None, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    torch.optim.lr_scheduler.StepLR = StepLR
+    try:
+        yield
+    finally:
+        torch.optim.lr_scheduler.StepLR = original
+
+
+class _Baseline:
+    """A TVM cost model trained once on the training tasks, restored fresh per held-out task."""
+
+    def __init__(self, kind: str, train_tasks: list[MeasuredTask], seed: int = 0) -> None:
+        self.kind = kind
+        self.model = self._new()
+        start = time.perf_counter()
+        if kind == "xgb":
+            for task in train_tasks:
+                self.model.update(task.context, task.candidates, task.runner_results())
+        else:
+            random.seed(seed)   # the MLP's own train/test split uses Python's random
+            self._train_mlp(train_tasks)
+        self.train_seconds = time.perf_counter() - start
+        self._snapshot = self._save()
+
+    def _new(self):
+        from tvm.s_tir.meta_schedule.cost_model import XGBModel
+        from tvm.s_tir.meta_schedule.cost_model.mlp_model import MLPModel
+
+        return XGBModel(num_warmup_samples=0) if self.kind == "xgb" else MLPModel()
+
+    def _train_mlp(self, train_tasks: list[MeasuredTask]) -> None:
+        from tvm.s_tir.meta_schedule.cost_model.mlp_model import extract_features
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        state = self.model.trainer.state
+        for task in train_tasks:
+            features, costs = extract_features(task.context, task.candidates, task.runner_results(), state.extractor)
+            state.add_to_group(features, costs, shash2hex(task.context.mod))
+        with _torch_compatible_mlp():
+            self.model.trainer.train_full()
+
+    def _save(self):
+        if self.kind == "xgb":
+            from cost_models.xgb_state import save_xgb_state
+
+            directory = Path(tempfile.mkdtemp(prefix="tgraph_eval_xgb_"))
+            save_xgb_state(self.model, directory)
+            return directory
+        return copy.deepcopy(self.model.trainer.state)
+
+    def fresh(self):
+        """The model as trained on the training tasks only."""
+        if self.kind == "xgb":
+            from cost_models.xgb_state import load_xgb_state
+
+            model = self._new()
+            load_xgb_state(model, self._snapshot)
+            return model
+        model = self._new()
+        model.trainer.state = copy.deepcopy(self._snapshot)
+        return model
+
+
+def _tgraph(checkpoint: str, seed: int):
+    from cost_models import TGraphCostModel
+
+    model = TGraphCostModel(checkpoint=checkpoint, seed=seed)
+    if model.checkpoint_error:
+        from .errors import CheckpointError
+
+        raise CheckpointError(model.checkpoint_error)
+    return model
+
+
+def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
+             baselines: tuple[str, ...] = ("xgb", "mlp"), online_ks: tuple[int, ...] = (32, 64),
+             seed: int = 0, progress: bool = True) -> dict:
+    """Zero-shot and online ranking metrics of TGraph and the baselines.
+
+    Returns
+    -------
+    dict
+        ``{"settings": ..., "results": {setting: {model: {"per_task": {...}, "mean": {...}}}},
+        "scores": {task: {model: [zero-shot scores]}}}``; a setting is ``"zero_shot"`` or
+        ``"online_k32"`` etc. Tasks with fewer than ``k + 8`` candidates are left out of
+        ``online_k``.
+    """
+    from tqdm import tqdm
+
+    models = {"tgraph": None, **{kind: _Baseline(kind, train_tasks, seed) for kind in baselines}}
+    settings = ["zero_shot"] + [f"online_k{k}" for k in online_ks]
+    results = {s: {m: {} for m in models} for s in settings}
+    zero_shot_scores: dict[str, dict[str, list[float]]] = {}
+    steps = [(task, s) for task in eval_tasks for s in settings]
+    for task, setting in tqdm(steps, desc="eval", unit="run", disable=not progress):
+        k = 0 if setting == "zero_shot" else int(setting.removeprefix("online_k"))
+        if k and len(task.candidates) < k + 8:
+            continue
+        given, ranked = np.arange(k), np.arange(k, len(task.candidates))
+        for name, baseline in models.items():
+            model = _tgraph(checkpoint, seed) if name == "tgraph" else baseline.fresh()
+            if k:
+                with _torch_compatible_mlp():
+                    model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
+            scores = np.asarray(model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
+            results[setting][name][task.name] = ranking_metrics(scores, task.latency[ranked])
+            if not k:
+                zero_shot_scores.setdefault(task.name, {})[name] = scores.tolist()
+    summary = {s: {m: {"per_task": r, "mean": mean_metrics(r)} for m, r in by_model.items()}
+               for s, by_model in results.items()}
+    return {
+        "settings": {"eval_tasks": [t.name for t in eval_tasks], "eval_families": sorted({t.family for t in eval_tasks}),
+                     "train_tasks": len(train_tasks), "online_ks": list(online_ks), "seed": seed,
+                     "checkpoint": str(checkpoint),
+                     "baseline_train_seconds": {k: m.train_seconds for k, m in models.items() if m}},
+        "results": summary,
+        "scores": zero_shot_scores,
+        "latency": {t.name: t.latency.tolist() for t in eval_tasks},
+    }
+
+
+def format_table(report: dict) -> str:
+    """The mean metrics of every setting and model as a text table."""
+    lines = [f"{'setting':<12} {'model':<8} " + " ".join(f"{m:>11}" for m in METRICS) + "  tasks"]
+    for setting, by_model in report["results"].items():
+        for model, result in by_model.items():
+            mean = result["mean"]
+            cells = " ".join(f"{mean.get(m, float('nan')):>11.3f}" for m in METRICS)
+            lines.append(f"{setting:<12} {model:<8} {cells}  {len(result['per_task']):>5}")
+    return "\n".join(lines)
+
+
+def plot_scatter(report: dict, path: str | Path, max_tasks: int = 4) -> None:
+    """PNG: predicted score against measured latency, zero-shot, for a few tasks."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = sorted(report["scores"], key=lambda t: -len(report["latency"][t]))[:max_tasks]
+    models = list(report["results"]["zero_shot"])
+    fig, axes = plt.subplots(len(tasks), len(models), figsize=(3.2 * len(models), 2.8 * len(tasks)), squeeze=False)
+    for row, task in enumerate(tasks):
+        latency = np.asarray(report["latency"][task]) * 1e3
+        for col, model in enumerate(models):
+            ax = axes[row][col]
+            scores = report["scores"][task].get(model)
+            if scores is None:
+                ax.set_axis_off()
+                continue
+            tau = report["results"]["zero_shot"][model]["per_task"][task]["kendall_tau"]
+            ax.scatter(latency, scores, s=6, alpha=0.6)
+            ax.set_xscale("log")
+            ax.set_title(f"{model}: tau {tau:.2f}", fontsize=8)
+            ax.set_xlabel("measured latency (ms)", fontsize=7)
+            if col == 0:
+                ax.set_ylabel(f"{task[:28]}\npredicted score", fontsize=7)
+            ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
