@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -32,12 +33,15 @@ def _median_latency(result) -> float | None:
     return float(np.median([float(s) for s in result.run_secs]))
 
 
+def _standardise(scores: np.ndarray) -> np.ndarray:
+    spread = scores.std()
+    return (scores - scores.mean()) / (spread if spread > 0 else 1.0)
+
+
 def _normalise(scores: np.ndarray) -> np.ndarray:
     """Map raw scores to (0, 1), order kept. MetaSchedule clips negative scores to 0 and
     samples mutations in proportion to the score, so scores must be positive and spread."""
-    spread = scores.std()
-    z = (scores - scores.mean()) / (spread if spread > 0 else 1.0)
-    return 1.0 / (1.0 + np.exp(-z))
+    return 1.0 / (1.0 + np.exp(-_standardise(scores)))
 
 
 @derived_object
@@ -56,6 +60,8 @@ class TGraphCostModel(PyCostModel):
         Weights to load (default: the checkpoint shipped with the package, if any). A
         checkpoint that cannot be loaded is logged as an error and the model starts
         untrained (use ``load`` to make it raise instead).
+    use_pretrained : bool
+        ``False`` starts from an untrained network whatever ships (default ``True``).
     online : bool
         Train on measured candidates in ``update`` (default ``True``).
     min_online_samples : int
@@ -67,6 +73,12 @@ class TGraphCostModel(PyCostModel):
         Step limit of the training inside one ``update`` call (default 50).
     chunk_size : int
         Configurations compared by cross-attention at once in ``predict`` (default 128).
+    blend_samples : int
+        With a pretrained network, a task's score blends the pretrained network's
+        (weight ``b / (n + b)``) with the network fine-tuned online (weight ``n / (n + b)``),
+        ``n`` the task's measured candidates, ``b`` this value (default 64; 0 uses the
+        fine-tuned network alone). A few measurements then refine the pretrained ranking
+        instead of replacing it.
     fallback : XGBModel, optional
         Default ``XGBModel(num_warmup_samples=16)``.
     seed : int
@@ -77,9 +89,10 @@ class TGraphCostModel(PyCostModel):
     >>> ms.tune_tir(mod, target, work_dir, 64, cost_model=TGraphCostModel())  # doctest: +SKIP
     """
 
-    def __init__(self, checkpoint: str | os.PathLike | None = None, *, online: bool = True,
+    def __init__(self, checkpoint: str | os.PathLike | None = None, *, use_pretrained: bool = True,
+                 online: bool = True,
                  min_online_samples: int = 32, update_time_budget_s: float = 2.0,
-                 update_max_steps: int = 50, chunk_size: int = 128,
+                 update_max_steps: int = 50, chunk_size: int = 128, blend_samples: int = 64,
                  fallback: XGBModel | None = None, seed: int = 0) -> None:
         super().__init__()
         register_light_tensor_intrin()
@@ -91,17 +104,23 @@ class TGraphCostModel(PyCostModel):
         self.update_time_budget_s = update_time_budget_s
         self.update_max_steps = update_max_steps
         self.chunk_size = chunk_size
+        self.blend_samples = blend_samples
         self.seed = seed
         self.fallback = fallback if fallback is not None else XGBModel(num_warmup_samples=16)
         self.converter = TirConverter()
         self.store = TaskStore()
         self.network = None
+        self.pretrained_network = None   # frozen copy of the checkpoint, for blending
         self.pretrained = False
         self.checkpoint_error: str | None = None
         self._trainer = None
         self._logged: set[tuple[str, str]] = set()
         #: Candidates scored by the network and by the fallback so far.
         self.scored = {"network": 0, "fallback": 0}
+        if not use_pretrained:
+            if checkpoint is not None:
+                raise ValueError("give a checkpoint or use_pretrained=False, not both")
+            return
         path = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
         if checkpoint is None and not path.is_file():
             logger.warning(
@@ -119,13 +138,13 @@ class TGraphCostModel(PyCostModel):
         return f"TGraphCostModel({state}, tasks={len(self.store)}, fallback=XGBModel)"
 
     # ------------------------------------------------------------------ network
-    def _load_network(self, path: Path) -> dict:
+    def _load_network(self, path: Path) -> None:
         from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION
 
         self.network, card = load_checkpoint(path, feature_schema=FEATURE_SCHEMA_VERSION)
         self.pretrained = bool(card.get("pretrained", True))
+        self.pretrained_network = copy.deepcopy(self.network) if self.pretrained else None
         self._trainer = None
-        return card
 
     def _ensure_network(self, first_graph) -> None:
         import torch
@@ -168,15 +187,13 @@ class TGraphCostModel(PyCostModel):
         """Scores in (0, 1), float64, shape ``(len(candidates),)``, higher = faster."""
         from tvm.s_tir.meta_schedule.utils import shash2hex
 
-        from tvm_tgraph.nn import predict_scores
-
         if not candidates:
             return np.zeros(0, dtype=np.float64)
         unready = self._unready_reason(shash2hex(context.mod))
         if unready is None:
             try:
                 graph = self.converter.convert(context, candidates)
-                scores = predict_scores(self.network, graph, self.chunk_size)
+                scores = self._scores(graph, self.store.num_samples(shash2hex(context.mod)))
                 if np.all(np.isfinite(scores)):
                     self.scored["network"] += len(candidates)
                     return _normalise(scores).astype(np.float64)
@@ -188,6 +205,17 @@ class TGraphCostModel(PyCostModel):
         self._log_fallback(context, *unready)
         self.scored["fallback"] += len(candidates)
         return np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
+
+    def _scores(self, graph, measured: int) -> np.ndarray:
+        """Raw network scores of ``graph``'s configurations, blended as ``blend_samples`` says."""
+        from tvm_tgraph.nn import predict_scores
+
+        tuned = predict_scores(self.network, graph, self.chunk_size)
+        if self.pretrained_network is None or self.blend_samples <= 0:
+            return tuned
+        weight = measured / (measured + self.blend_samples)
+        prior = predict_scores(self.pretrained_network, graph, self.chunk_size)
+        return (1 - weight) * _standardise(prior) + weight * _standardise(tuned)
 
     def update(self, context, candidates, results) -> None:
         """Record measured candidates; train the fallback, and the network within its budget."""
@@ -228,6 +256,9 @@ class TGraphCostModel(PyCostModel):
             if self.network is not None:
                 save_checkpoint(staging / "network.safetensors", self.network, FEATURE_SCHEMA_VERSION,
                                 pretrained=self.pretrained)
+            if self.pretrained_network is not None:
+                save_checkpoint(staging / "prior.safetensors", self.pretrained_network, FEATURE_SCHEMA_VERSION,
+                                pretrained=True)
             if len(self.store):
                 self.store.save(staging / "measured.npz")
             save_xgb_state(self.fallback, staging)
@@ -253,11 +284,17 @@ class TGraphCostModel(PyCostModel):
             state = json.loads(state_file.read_text())
         except json.JSONDecodeError as err:
             raise CheckpointError(f"{state_file} is not valid JSON: {err}") from None
-        if state.get("has_network"):
-            self._load_network(directory / "network.safetensors")
-            self.pretrained = bool(state.get("pretrained"))
-        else:
-            self.network, self.pretrained, self._trainer = None, False, None
+        from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION
+
+        def network(name: str):
+            file = directory / name
+            return load_checkpoint(file, feature_schema=FEATURE_SCHEMA_VERSION)[0] if file.is_file() else None
+
+        self.network, self.pretrained_network, self._trainer = network("network.safetensors"), None, None
+        self.pretrained = bool(state.get("pretrained")) and self.network is not None
+        if state.get("has_network") and self.network is None:
+            raise CheckpointError(f"{directory} lacks network.safetensors, which its state.json lists")
+        self.pretrained_network = network("prior.safetensors")
         measured = directory / "measured.npz"
         self.store = TaskStore.load(measured) if measured.is_file() else TaskStore()
         load_xgb_state(self.fallback, directory)

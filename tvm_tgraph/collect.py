@@ -17,6 +17,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .database import RECORD_FILE, WORKLOAD_FILE, open_database
 
 #: The collector's evaluator: one run per repeat, ten repeats, cache flushed, latency is
@@ -169,7 +171,18 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
     counts = records_per_workload(out_dir)
     todo = sum(max(0, budget(t, 2) - counts.get(shashes[t.name], 0)) for t in tasks)
     builder, runner = FastBuilder(), make_runner(**COLLECT_EVALUATOR)
-    started = time.time()
+    run = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": 0.0}
+    meta["runs"].append(run)
+    meta.update(target=str(target), evaluator=COLLECT_EVALUATOR, plan=asdict(plan),
+                latency="median of run_secs (the ten repeats)")
+    previous, started = meta["seconds"], time.time()
+
+    def save_meta() -> None:
+        """Written after every task, so that an interrupted run keeps its time on record."""
+        run["seconds"] = time.time() - started
+        meta["seconds"] = previous + run["seconds"]
+        meta_path.write_text(json.dumps(meta, indent=1))
+
     bar = tqdm(total=todo, desc="collect", unit="cand")
     try:
         for phase in (1, 2):
@@ -183,12 +196,49 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
                 tune(task.mod, cost_model, need, out_dir, target=target, seed=plan.seed + phase,
                      trials_per_iter=min(plan.trials_per_iter, need), builder=builder, runner=runner,
                      strategy=strategy, progress=bar, shutdown_builder=False)
+                save_meta()
     finally:
         bar.close()
         builder.shutdown()
-        meta["seconds"] += time.time() - started
-        meta["runs"].append({"finished": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": time.time() - started})
-        meta.update(target=str(target), evaluator=COLLECT_EVALUATOR, plan=asdict(plan),
-                    latency="median of run_secs (the ten repeats)")
-        meta_path.write_text(json.dumps(meta, indent=1))
+        save_meta()
     return meta
+
+
+def data_card(db_dir: str | Path) -> str:
+    """A markdown data card of a collected database: settings, then one row per task."""
+    from .database import latencies_in_trial_order
+
+    db_dir = Path(db_dir)
+    index = json.loads((db_dir / "tasks.json").read_text())
+    meta = json.loads((db_dir / "collect_meta.json").read_text())
+    hashes = [json.loads(line)[0] for line in (db_dir / WORKLOAD_FILE).read_text().splitlines() if line.strip()]
+    latency, workload = latencies_in_trial_order(db_dir)
+    by_hash = {entry["shash"]: name for name, entry in index.items()}
+    rows, families = [], {}
+    for i, shash in enumerate(hashes):
+        name = by_hash.get(shash, f"(unnamed {shash})")
+        mine = latency[workload == i]
+        ok = mine[np.isfinite(mine)]
+        family = index.get(name, {}).get("family", "?")
+        families[family] = families.get(family, 0) + len(mine)
+        best = f"{ok.min() * 1e3:.4f}" if len(ok) else "-"
+        worst = f"{ok.max() * 1e3:.4f}" if len(ok) else "-"
+        rows.append(f"| {name} | {family} | {len(mine)} | {len(mine) - len(ok)} | {best} | {worst} |")
+    plan = meta.get("plan", {})
+    lines = [
+        f"- tasks: {len(hashes)}; measured candidates: {len(latency)} ({int(np.isfinite(latency).sum())} successful)",
+        f"- target: `{meta.get('target')}`",
+        f"- runner: `LocalRunner`, `EvaluatorConfig({', '.join(f'{k}={v}' for k, v in meta.get('evaluator', {}).items())})`; "
+        f"latency = {meta.get('latency')}",
+        f"- per task: {plan.get('random_trials')} random design-space samples (ReplayTrace), then "
+        f"evolutionary search (XGBModel, 16 warm-up samples) up to {plan.get('random_trials', 0) + plan.get('evolutionary_trials', 0)}"
+        " candidates; tasks with fewer distinct schedules get one trial per distinct schedule",
+        f"- collection time: {meta.get('seconds', 0) / 60:.1f} min over {len(meta.get('runs', []))} run(s), "
+        f"last finished {meta.get('runs', [{}])[-1].get('finished')}",
+        "- candidates per family: " + ", ".join(f"{k} {v}" for k, v in sorted(families.items())),
+        "",
+        "| task | family | candidates | failed | best ms | worst ms |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *rows,
+    ]
+    return "\n".join(lines) + "\n"

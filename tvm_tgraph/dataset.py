@@ -47,6 +47,26 @@ class MeasuredTask:
         return [RunnerResult([float(self.latency[i])], None) for i in chosen]
 
 
+def resolve_db(path: str | Path) -> Path:
+    """A database directory, or a ``.tar.xz`` of one (as shipped in ``data/``), extracted once
+    beside it into ``.<name>.extracted/``."""
+    import tarfile
+
+    path = Path(path)
+    if not path.name.endswith(".tar.xz"):
+        return path
+    if not path.is_file():
+        raise RecordError(f"database archive {path} does not exist")
+    target = path.parent / f".{path.name.removesuffix('.tar.xz')}.extracted"
+    marker = target / ".complete"
+    if not marker.is_file():
+        with tarfile.open(path, "r:xz") as archive:
+            archive.extractall(target, filter="data")
+        marker.write_text(str(path.stat().st_size))
+    members = [p for p in target.iterdir() if p.is_dir()]
+    return members[0] if len(members) == 1 and not (target / "tasks.json").is_file() else target
+
+
 def _families(names: str | list[str] | None) -> set[str] | None:
     if names is None:
         return None
@@ -60,7 +80,7 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
     Parameters
     ----------
     db_dir : path
-        A directory written by ``tgraph collect``.
+        A directory written by ``tgraph collect``, or a ``.tar.xz`` of one.
     target : tvm.target.Target, optional
         Default: the host llvm target.
     families, exclude_families : str or list of str, optional
@@ -79,7 +99,7 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
     from .tvm_env import make_target, register_light_tensor_intrin
 
     register_light_tensor_intrin()
-    db_dir = Path(db_dir)
+    db_dir = resolve_db(db_dir)
     database = open_database(db_dir)
     index_path = db_dir / "tasks.json"
     if not index_path.is_file():

@@ -43,7 +43,7 @@ def _best_schedule_runs_correctly(mod, target, database):
 
 def test_sixteen_trial_tune_with_the_network_serving(tmp_path, target):
     mod = as_ir_module(matmul(64, 64, 64))
-    model = TGraphCostModel(min_online_samples=8, update_time_budget_s=1.0)
+    model = TGraphCostModel(use_pretrained=False, min_online_samples=8, update_time_budget_s=1.0)
     database = _tune(mod, target, tmp_path, model, trials=16)
     assert model.scored["network"] > 0, "after 8 measurements the network must rank candidates"
     assert model.scored["fallback"] > 0, "before that, XGBoost ranks them"
@@ -85,7 +85,7 @@ def test_corrupted_checkpoint_is_reported_and_tuning_falls_back(tmp_path, target
     _best_schedule_runs_correctly(mod, target, database)
     # load() is dispatched through TVM's FFI, which re-raises Python errors as RuntimeError
     with pytest.raises((CheckpointError, RuntimeError), match="not a saved TGraphCostModel"):
-        TGraphCostModel(min_online_samples=1).load(str(tmp_path / "no_such_dir"))
+        TGraphCostModel(use_pretrained=False).load(str(tmp_path / "no_such_dir"))
 
 
 def _measured(context, candidates):
@@ -101,10 +101,33 @@ def _measured(context, candidates):
     return [f.result() for f in futures]
 
 
-def test_save_load_round_trip_and_repeated_updates(tmp_path):
+@pytest.fixture(scope="module")
+def measured():
     context, candidates = sample_candidates("matmul_128", count=24)
-    results = _measured(context, candidates)
-    model = TGraphCostModel(min_online_samples=8, update_max_steps=5)
+    return context, candidates, _measured(context, candidates)
+
+
+def _pretrained_checkpoint(path):
+    import torch
+
+    from tvm_tgraph.convert.tir import F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA_VERSION, NODE_KINDS
+    from tvm_tgraph.nn import TGraphConfig, TGraphNet
+
+    torch.manual_seed(1)
+    save_checkpoint(path, TGraphNet(TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL)),
+                    FEATURE_SCHEMA_VERSION, pretrained=True)
+    return path
+
+
+@pytest.mark.parametrize("pretrained", [False, True])
+def test_save_load_round_trip_and_repeated_updates(tmp_path, measured, pretrained):
+    context, candidates, results = measured
+    checkpoint = _pretrained_checkpoint(tmp_path / "p.safetensors") if pretrained else None
+    model = TGraphCostModel(checkpoint=checkpoint, use_pretrained=pretrained, min_online_samples=8,
+                            update_max_steps=5)
+    if pretrained:
+        zero_shot = model.predict(context, candidates)
+        assert model.scored == {"network": 24, "fallback": 0}, "a pretrained network serves at once"
     model.update(context, candidates[:12], results[:12])
     model.update(context, candidates[12:], results[12:])
     model.update(context, candidates[12:], results[12:])     # duplicates are not stored twice
@@ -114,9 +137,11 @@ def test_save_load_round_trip_and_repeated_updates(tmp_path):
     assert scores.dtype == np.float64 and scores.shape == (24,)
     assert np.all((scores > 0) & (scores < 1))
     np.testing.assert_array_equal(scores, model.predict(context, candidates))   # deterministic
+    if pretrained:
+        assert not np.array_equal(scores, zero_shot), "online training must move the ranking"
 
     model.save(str(tmp_path / "saved"))
-    restored = TGraphCostModel(min_online_samples=8)
+    restored = TGraphCostModel(use_pretrained=False, min_online_samples=8)
     restored.load(str(tmp_path / "saved"))
     np.testing.assert_array_equal(restored.predict(context, candidates), scores)
     assert restored.store.num_samples(restored.store.keys()[0]) == model.store.num_samples(model.store.keys()[0])
@@ -139,7 +164,7 @@ def test_tune_relax_with_tgraph(tmp_path, target):
         expected = layer(example).numpy()
     with target:
         mod = relax.get_pipeline("zero")(mod)
-    model = TGraphCostModel(min_online_samples=8, update_time_budget_s=0.5)
+    model = TGraphCostModel(min_online_samples=8, update_time_budget_s=0.5)   # shipped checkpoint, if any
     drop_capture_handlers()
     database = ms.relax_integration.tune_relax(
         mod=mod, params={}, target=target, work_dir=str(tmp_path), max_trials_global=16,

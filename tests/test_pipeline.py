@@ -1,0 +1,101 @@
+"""collect -> load -> train -> evaluate on a tiny real database (real builds and runs)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from conftest import drop_capture_handlers
+
+from tvm_tgraph import workloads
+from tvm_tgraph.collect import CollectPlan, CollectTask, collect, records_per_workload
+
+PLAN = CollectPlan(random_trials=10, evolutionary_trials=6, trials_per_iter=8)
+
+
+def tiny_suite():
+    def task(family, func, **kwargs):
+        return CollectTask(f"{family}/{kwargs}", family, "test", workloads.as_ir_module(func(**kwargs)))
+
+    return [task("op:matmul", workloads.matmul, n=32, m=32, k=64),
+            task("op:dense", workloads.dense_bias_relu, batch=16, in_dim=64, out_dim=32),
+            task("op:softmax", workloads.softmax, rows=16, cols=64)]
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory, target):
+    out = tmp_path_factory.mktemp("collected")
+    drop_capture_handlers()
+    collect(out, tiny_suite(), PLAN, target)
+    return out
+
+
+def test_collect_writes_every_task_and_resumes_without_remeasuring(database, target):
+    counts = records_per_workload(database)
+    index = json.loads((database / "tasks.json").read_text())
+    assert len(counts) == 3 and set(index) == {t.name for t in tiny_suite()}
+    for entry in index.values():
+        expected = entry["distinct_in_64"] if entry["distinct_in_64"] < PLAN.random_trials // 2 else 16
+        assert counts[entry["shash"]] >= expected
+    meta = json.loads((database / "collect_meta.json").read_text())
+    assert meta["evaluator"]["repeat"] == 10 and meta["seconds"] > 0
+    drop_capture_handlers()
+    collect(database, tiny_suite(), PLAN, target)               # nothing left to do
+    assert records_per_workload(database) == counts
+
+
+def test_load_measured_tasks_by_family(database, target):
+    from tvm_tgraph.dataset import configured_graphs, load_measured_tasks
+
+    tasks = load_measured_tasks(database, target)
+    assert sorted(t.family for t in tasks) == ["op:dense", "op:matmul", "op:softmax"]
+    assert all(np.isfinite(t.latency).all() and len(t.latency) == len(t.candidates) for t in tasks)
+    only = load_measured_tasks(database, target, families="op:softmax")
+    rest = load_measured_tasks(database, target, exclude_families="op:softmax")
+    assert [t.family for t in only] == ["op:softmax"] and len(rest) == 2
+    graphs = configured_graphs(tasks)
+    assert all(g.runtime is not None and g.num_configs >= 2 for g in graphs.values())
+
+
+def _train(database, target, seed):
+    from tvm_tgraph.convert.tir import F_CONFIG, F_GLOBAL, F_NODE, NODE_KINDS
+    from tvm_tgraph.dataset import configured_graphs, load_measured_tasks
+    from tvm_tgraph.nn import TGraphConfig
+    from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task
+
+    graphs = configured_graphs(load_measured_tasks(database, target, exclude_families="op:softmax"))
+    train, val = split_by_task(list(graphs), 0.5, seed)
+    assert not set(train) & set(val) and train and val
+    config = PretrainConfig(steps=12, eval_every=4, seed=seed, hidden=16, num_blocks=1)
+    model_config = TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL, hidden=16, num_blocks=1)
+    return pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config, config, progress=False)
+
+
+def test_training_is_deterministic_given_the_seed(database, target):
+    (a, history), (b, _) = _train(database, target, 3), _train(database, target, 3)
+    assert len(history["evaluations"]) == 3 and history["best_step"] in (4, 8, 12)
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(x, y), name
+
+
+def test_train_and_eval_commands(database, tmp_path, capsys):
+    from tvm_tgraph.cli import main
+
+    ckpt = tmp_path / "t.safetensors"
+    assert main(["train", "--db", str(database), "--out", str(ckpt), "--holdout", "op:softmax",
+                 "--steps", "8", "--eval-every", "4", "--hidden", "16"]) == 0
+    card = json.loads(ckpt.with_suffix(".json").read_text())
+    assert card["training_data"]["held_out_families"] == "op:softmax"
+    assert card["feature_schema"] and card["command"].startswith("tgraph train")
+    report = tmp_path / "eval.json"
+    assert main(["eval", "--db", str(database), "--families", "op:softmax", "--model", str(ckpt),
+                 "--train-db", str(database), "--baselines", "xgb", "--online-k", "4",
+                 "--json", str(report), "--png", str(tmp_path / "scatter.png")]) == 0
+    out = capsys.readouterr().out
+    assert "zero_shot" in out and "online_k4" in out
+    result = json.loads(report.read_text())
+    assert set(result["results"]["zero_shot"]) == {"tgraph", "xgb"}
+    assert result["settings"]["eval_families"] == ["op:softmax"]
+    assert (tmp_path / "scatter.png").stat().st_size > 1000
