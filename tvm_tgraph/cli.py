@@ -152,9 +152,8 @@ def _add_train(sub) -> None:
 
 def _cmd_train(args) -> int:
     from .checkpoint import save_checkpoint
-    from .convert.tir import F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA_VERSION, NODE_KINDS
+    from .convert.tir import FEATURE_SCHEMA_VERSION, network_config
     from .dataset import configured_graphs, load_measured_tasks
-    from .nn import TGraphConfig
     from .pretrain import PretrainConfig, evaluate_graphs, pretrain, split_by_task
     from .training import TrainConfig
     from .tvm_env import make_target
@@ -164,14 +163,11 @@ def _cmd_train(args) -> int:
     train_names, val_names = split_by_task(list(graphs), 0.15, args.seed)
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
-        hidden=args.hidden, graph_conv=args.graph_conv, cross_attention=not args.no_cross_attention,
+        network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": not args.no_cross_attention},
         train=TrainConfig(loss=args.loss),
     )
-    model_config = TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL, hidden=config.hidden,
-                                num_blocks=config.num_blocks, heads=config.heads, dropout=config.dropout,
-                                graph_conv=config.graph_conv, cross_attention=config.cross_attention)
     model, history = pretrain({n: graphs[n] for n in train_names}, {n: graphs[n] for n in val_names},
-                              model_config, config)
+                              network_config(**config.network), config)
     validation = evaluate_graphs(model, {n: graphs[n] for n in val_names})
     save_checkpoint(
         args.out, model, FEATURE_SCHEMA_VERSION, pretrained=True, seed=args.seed,

@@ -34,8 +34,9 @@ class PretrainConfig:
     val_fraction : float
         Share of the training tasks held out for validation (default 0.15, at least one).
     seed : int
-    hidden, num_blocks, heads, dropout, graph_conv, cross_attention :
-        Network settings (see :class:`~tvm_tgraph.nn.TGraphConfig`).
+    network : dict
+        Network hyper-parameters that differ from :class:`~tvm_tgraph.nn.TGraphConfig`'s
+        defaults (e.g. ``{"cross_attention": False}``).
     train : TrainConfig
         Optimiser, loss and sampling settings.
     """
@@ -45,12 +46,7 @@ class PretrainConfig:
     patience: int = 8
     val_fraction: float = 0.15
     seed: int = 0
-    hidden: int = 64
-    num_blocks: int = 3
-    heads: int = 4
-    dropout: float = 0.1
-    graph_conv: str = "sage"
-    cross_attention: bool = True
+    network: dict = field(default_factory=dict)
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def to_dict(self) -> dict:

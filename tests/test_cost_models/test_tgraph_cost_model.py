@@ -50,6 +50,18 @@ def test_sixteen_trial_tune_with_the_network_serving(tmp_path, target):
     _best_schedule_runs_correctly(mod, target, database)
 
 
+def _pretrained_checkpoint(path):
+    import torch
+
+    from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION, network_config
+    from tvm_tgraph.nn import TGraphNet
+
+    torch.manual_seed(1)
+    save_checkpoint(path, TGraphNet(network_config()),
+                    FEATURE_SCHEMA_VERSION, pretrained=True)
+    return path
+
+
 class _Collect(logging.Handler):
     def __init__(self):
         super().__init__(logging.WARNING)
@@ -60,14 +72,7 @@ class _Collect(logging.Handler):
 
 
 def test_corrupted_checkpoint_is_reported_and_tuning_falls_back(tmp_path, target):
-    import torch
-
-    from tvm_tgraph.convert.tir import F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA_VERSION, NODE_KINDS
-    from tvm_tgraph.nn import TGraphConfig, TGraphNet
-
-    path = tmp_path / "ckpt.safetensors"
-    save_checkpoint(path, TGraphNet(TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL)),
-                    FEATURE_SCHEMA_VERSION)
+    path = _pretrained_checkpoint(tmp_path / "ckpt.safetensors")
     path.write_bytes(path.read_bytes()[:-64])   # truncated, as by an interrupted copy
     collect = _Collect()
     logging.getLogger("tvm_tgraph.cost_model").addHandler(collect)
@@ -105,18 +110,6 @@ def _measured(context, candidates):
 def measured():
     context, candidates = sample_candidates("matmul_128", count=24)
     return context, candidates, _measured(context, candidates)
-
-
-def _pretrained_checkpoint(path):
-    import torch
-
-    from tvm_tgraph.convert.tir import F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA_VERSION, NODE_KINDS
-    from tvm_tgraph.nn import TGraphConfig, TGraphNet
-
-    torch.manual_seed(1)
-    save_checkpoint(path, TGraphNet(TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL)),
-                    FEATURE_SCHEMA_VERSION, pretrained=True)
-    return path
 
 
 @pytest.mark.parametrize("pretrained", [False, True])

@@ -94,6 +94,16 @@ _ARITH = frozenset({"Add", "Sub", "Mul", "Div", "FloorDiv", "FloorMod", "Mod"})
 _MINMAX = frozenset({"Max", "Min", "Select"})
 
 
+def network_config(**overrides):
+    """A :class:`~tvm_tgraph.nn.TGraphConfig` sized for this converter's features.
+
+    ``overrides`` set the network's hyper-parameters (``hidden``, ``cross_attention``, ...).
+    """
+    from ..nn import TGraphConfig
+
+    return TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL, **overrides)
+
+
 def _log2p(x: float) -> float:
     return math.log2(1.0 + max(float(x), 0.0))
 
