@@ -99,15 +99,19 @@ def _add_collect(sub) -> None:
     p.add_argument("--families", help="comma-separated families to collect (default: all)")
     p.add_argument("--list-tasks", action="store_true", help="list the suite's tasks and exit")
     p.add_argument("--card", help="write a markdown data card of --out to this file and exit (no measuring)")
+    p.add_argument("--pack", help="write --out's database to this .tar.xz and exit (safe while collecting)")
     p.add_argument("--target", help=TARGET_HELP)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_collect)
 
 
 def _cmd_collect(args) -> int:
-    from .collect import CollectPlan, collect, data_card, default_suite
+    from .collect import CollectPlan, collect, data_card, default_suite, pack_database
     from .tvm_env import make_target
 
+    if args.pack:
+        print(f"packed {pack_database(args.out, args.pack)} records into {args.pack}")
+        return 0
     if args.card:
         Path(args.card).write_text(data_card(args.out))
         print(f"wrote {args.card}")

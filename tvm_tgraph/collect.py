@@ -242,3 +242,30 @@ def data_card(db_dir: str | Path) -> str:
         *rows,
     ]
     return "\n".join(lines) + "\n"
+
+
+def pack_database(db_dir: str | Path, archive: str | Path) -> int:
+    """Write ``db_dir``'s database, task index and metadata to a ``.tar.xz``, safely while a
+    collector is still appending (complete lines only). The archive's folder is named after
+    the archive. Returns the number of records packed."""
+    import io
+    import tarfile
+
+    db_dir, archive = Path(db_dir), Path(archive)
+    folder = archive.name.removesuffix(".tar.xz")
+    records = 0
+    tmp = archive.with_name(f".{archive.name}.partial")
+    with tarfile.open(tmp, "w:xz") as tar:
+        for name in (WORKLOAD_FILE, RECORD_FILE, "tasks.json", "collect_meta.json"):
+            path = db_dir / name
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            if name in (WORKLOAD_FILE, RECORD_FILE):
+                data = data[: data.rfind(b"\n") + 1]   # drop a line still being written
+                records += data.count(b"\n") if name == RECORD_FILE else 0
+            info = tarfile.TarInfo(f"{folder}/{name}")
+            info.size, info.mtime = len(data), int(path.stat().st_mtime)
+            tar.addfile(info, io.BytesIO(data))
+    tmp.replace(archive)
+    return records

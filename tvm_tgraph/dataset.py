@@ -48,8 +48,9 @@ class MeasuredTask:
 
 
 def resolve_db(path: str | Path) -> Path:
-    """A database directory, or a ``.tar.xz`` of one (as shipped in ``data/``), extracted once
-    beside it into ``.<name>.extracted/``."""
+    """A database directory, or a ``.tar.xz`` of one (as shipped in ``data/``), extracted
+    beside it into ``.<name>.extracted/`` (again whenever the archive changes)."""
+    import shutil
     import tarfile
 
     path = Path(path)
@@ -58,11 +59,12 @@ def resolve_db(path: str | Path) -> Path:
     if not path.is_file():
         raise RecordError(f"database archive {path} does not exist")
     target = path.parent / f".{path.name.removesuffix('.tar.xz')}.extracted"
-    marker = target / ".complete"
-    if not marker.is_file():
+    marker, stamp = target / ".complete", f"{path.stat().st_size} {path.stat().st_mtime_ns}"
+    if not marker.is_file() or marker.read_text() != stamp:
+        shutil.rmtree(target, ignore_errors=True)
         with tarfile.open(path, "r:xz") as archive:
             archive.extractall(target, filter="data")
-        marker.write_text(str(path.stat().st_size))
+        marker.write_text(stamp)
     members = [p for p in target.iterdir() if p.is_dir()]
     return members[0] if len(members) == 1 and not (target / "tasks.json").is_file() else target
 

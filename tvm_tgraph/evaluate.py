@@ -5,7 +5,7 @@ interface (``update`` / ``predict``), so what is measured is what tuning gets:
 
 * **zero-shot**: the model never saw the task; XGBoost and the MLP are trained on the
   training tasks (XGBoost with ``num_warmup_samples=0``, so it is a real model, not the
-  random warm-up), TGraph is the pretrained checkpoint.
+  random warm-up, and retraining on every update), TGraph is the pretrained checkpoint.
 * **online, k**: the task's first ``k`` measured candidates (in measurement order) are
   given to ``update``; the model then ranks the remaining ones.
 """
@@ -66,7 +66,8 @@ class _Baseline:
         from tvm.s_tir.meta_schedule.cost_model import XGBModel
         from tvm.s_tir.meta_schedule.cost_model.mlp_model import MLPModel
 
-        return XGBModel(num_warmup_samples=0) if self.kind == "xgb" else MLPModel()
+        # adaptive_training=False: retrain on every update, so that the k online samples count
+        return XGBModel(num_warmup_samples=0, adaptive_training=False) if self.kind == "xgb" else MLPModel()
 
     def _train_mlp(self, train_tasks: list[MeasuredTask]) -> None:
         from tvm.s_tir.meta_schedule.cost_model.mlp_model import extract_features
