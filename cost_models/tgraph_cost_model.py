@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.resources
 import json
 import logging
 import os
@@ -22,8 +23,8 @@ from .xgb_state import load_xgb_state, save_xgb_state
 
 logger = logging.getLogger("tvm_tgraph.cost_model")
 
-#: The pretrained checkpoint shipped inside the package (absent until one is trained).
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "tvm_tgraph" / "checkpoints" / "tgraph_tir.safetensors"
+#: The pretrained checkpoint shipped inside the ``tvm_tgraph`` package.
+DEFAULT_CHECKPOINT = Path(str(importlib.resources.files("tvm_tgraph"))) / "checkpoints" / "tgraph_tir.safetensors"
 
 
 def _median_latency(result) -> float | None:
