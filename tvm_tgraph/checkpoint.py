@@ -31,6 +31,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.chmod(tmp, 0o644)   # mkstemp makes files private; checkpoints are shared
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
