@@ -177,6 +177,7 @@ def plot_scatter(report: dict, path: str | Path, max_tasks: int = 4) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     tasks = sorted(report["scores"], key=lambda t: -len(report["latency"][t]))[:max_tasks]
     models = list(report["results"]["zero_shot"])
@@ -192,6 +193,7 @@ def plot_scatter(report: dict, path: str | Path, max_tasks: int = 4) -> None:
             tau = report["results"]["zero_shot"][model]["per_task"][task]["kendall_tau"]
             ax.scatter(latency, scores, s=6, alpha=0.6)
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.set_title(f"{model}: tau {tau:.2f}", fontsize=8)
             ax.set_xlabel("measured latency (ms)", fontsize=7)
             if col == 0:
