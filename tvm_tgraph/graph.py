@@ -8,7 +8,7 @@ layout format, and the converters of :mod:`tvm_tgraph.convert` all produce it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +36,6 @@ class ConfiguredGraph:
     global_feat: np.ndarray
     runtime: np.ndarray | None = None
     name: str = ""
-    meta: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = len(self.node_kind)
@@ -66,13 +65,5 @@ class ConfiguredGraph:
             config_node_ids=self.config_node_ids,
             config_feat=self.config_feat[index], global_feat=self.global_feat[index],
             runtime=None if self.runtime is None else self.runtime[index],
-            name=self.name, meta=self.meta,
+            name=self.name,
         )
-
-    def unique_configs(self) -> np.ndarray:
-        """Indices of the first occurrence of each distinct configuration, in order."""
-        flat = np.concatenate(
-            [self.config_feat.reshape(self.num_configs, -1), self.global_feat], axis=1
-        )
-        _, first = np.unique(flat, axis=0, return_index=True)
-        return np.sort(first)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -127,7 +127,6 @@ class TaskGraph:
     producers: dict[str, list[str]]
     consumers: dict[str, list[str]]
     loop_extent: dict[int, int]
-    loop_block: dict[int, str] = field(default_factory=dict)
 
     def config_row(self) -> dict[int, int]:
         """Node id -> row in ``config_feat``."""
@@ -146,7 +145,6 @@ class _GraphBuilder:
         self.block_reads: dict[str, list[str]] = {}
         self.block_writes: dict[str, list[str]] = {}
         self.loop_extent: dict[int, int] = {}
-        self.loop_block: dict[int, str] = {}
         self.buffers: dict[str, int] = {}
 
     def add_node(self, kind: str, **features: float) -> int:
@@ -225,8 +223,6 @@ class _GraphBuilder:
         self.edges.append((parent, node))
         self._mark_reduction_loops(realize, loops, iter_types)
         self.block_loops[name] = [loop for loop, _ in loops]
-        for loop, _ in loops:
-            self.loop_block.setdefault(loop, name)
         self.block_reads[name] = [str(region.source.name) for region in block.reads]
         self.block_writes[name] = [str(region.source.name) for region in block.writes]
         for buffer in block.alloc_buffers:
@@ -356,7 +352,6 @@ def task_graph(mod) -> TaskGraph:
         producers=producers,
         consumers=consumers,
         loop_extent=builder.loop_extent,
-        loop_block=builder.loop_block,
     )
 
 
