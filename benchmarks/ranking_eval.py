@@ -28,22 +28,17 @@ RESULTS = Path(__file__).parent / "results"
 
 def train_fold(graphs, tasks, fold, args, **overrides):
     """Train on every family but ``fold``; return (checkpoint path, training history)."""
-    from tvm_tgraph.checkpoint import save_checkpoint
     from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION, network_config
-    from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task
+    from tvm_tgraph.pretrain import PretrainConfig, train_checkpoint
     from tvm_tgraph.training import TrainConfig
 
     names = [t.name for t in tasks if t.family != fold and t.name in graphs]
-    train, val = split_by_task(names, 0.15, args.seed)
     loss = overrides.pop("loss", "hinge")
     config = PretrainConfig(steps=args.steps, seed=args.seed, train=TrainConfig(loss=loss), network=overrides)
-    model, history = pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val},
-                              network_config(**overrides), config)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{fold}.safetensors"
-    save_checkpoint(path, model, FEATURE_SCHEMA_VERSION, pretrained=True, seed=args.seed,
-                    training_data={"held_out_families": fold, "train_tasks": train, "val_tasks": val},
-                    training=config.to_dict(), history=history)
-    return path, history
+    card = train_checkpoint(graphs, names, config, network_config(**overrides), FEATURE_SCHEMA_VERSION, path,
+                            data={"held_out_families": fold})
+    return path, card["history"]
 
 
 def main() -> None:

@@ -155,34 +155,25 @@ def _add_train(sub) -> None:
 
 
 def _cmd_train(args) -> int:
-    from .checkpoint import save_checkpoint
     from .convert.tir import FEATURE_SCHEMA_VERSION, network_config
     from .dataset import configured_graphs, load_measured_tasks
-    from .pretrain import PretrainConfig, evaluate_graphs, pretrain, split_by_task
+    from .pretrain import PretrainConfig, train_checkpoint
     from .training import TrainConfig
     from .tvm_env import make_target
 
-    tasks = load_measured_tasks(args.db, make_target(args.target), exclude_families=args.holdout)
-    graphs = configured_graphs(tasks)
-    train_names, val_names = split_by_task(list(graphs), 0.15, args.seed)
+    graphs = configured_graphs(load_measured_tasks(args.db, make_target(args.target), exclude_families=args.holdout))
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": not args.no_cross_attention},
         train=TrainConfig(loss=args.loss),
     )
-    model, history = pretrain({n: graphs[n] for n in train_names}, {n: graphs[n] for n in val_names},
-                              network_config(**config.network), config)
-    validation = evaluate_graphs(model, {n: graphs[n] for n in val_names})
-    save_checkpoint(
-        args.out, model, FEATURE_SCHEMA_VERSION, pretrained=True, seed=args.seed,
-        training_data={"db": str(args.db), "held_out_families": args.holdout, "train_tasks": train_names,
-                       "val_tasks": val_names, "candidates": int(sum(graphs[n].num_configs for n in train_names))},
-        training=config.to_dict(), history=history, validation=validation["mean"],
-        command="tgraph " + shlex.join(args.argv),
-    )
-    print(f"trained {history['steps']} steps on {len(train_names)} tasks; best validation Kendall tau "
-          f"{history['best_val_kendall_tau']:.3f} at step {history['best_step']} "
-          f"({len(val_names)} tasks); wrote {args.out} and its card")
+    card = train_checkpoint(graphs, list(graphs), config, network_config(**config.network), FEATURE_SCHEMA_VERSION,
+                            args.out, data={"db": str(args.db), "held_out_families": args.holdout},
+                            command="tgraph " + shlex.join(args.argv))
+    history = card["history"]
+    print(f"trained {history['steps']} steps on {len(card['training_data']['train_tasks'])} tasks; best "
+          f"validation Kendall tau {history['best_val_kendall_tau']:.3f} at step {history['best_step']} "
+          f"({len(card['training_data']['val_tasks'])} tasks); wrote {args.out} and its card")
     return 0
 
 

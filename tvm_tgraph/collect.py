@@ -187,7 +187,7 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
     try:
         for phase in (1, 2):
             for task in tasks:
-                need = budget(task, phase) - records_per_workload(out_dir).get(shashes[task.name], 0)
+                need = budget(task, phase) - counts.get(shashes[task.name], 0)
                 if need <= 0:
                     continue
                 bar.set_description(f"collect {task.name[:40]}")
@@ -196,6 +196,7 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
                 tune(task.mod, cost_model, need, out_dir, target=target, seed=plan.seed + phase,
                      trials_per_iter=min(plan.trials_per_iter, need), builder=builder, runner=runner,
                      strategy=strategy, progress=bar, shutdown_builder=False)
+                counts = records_per_workload(out_dir)
                 save_meta()
     finally:
         bar.close()

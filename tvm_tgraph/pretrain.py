@@ -137,3 +137,33 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     model.load_state_dict(best_state)
     model.eval()
     return model, history
+
+
+def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], config: PretrainConfig,
+                     model_config: TGraphConfig, feature_schema: str, out, data: dict | None = None,
+                     **card_fields) -> dict:
+    """Split ``task_names`` by task, train, and save the best model with its card to ``out``.
+
+    Parameters
+    ----------
+    data : dict, optional
+        Extra ``training_data`` fields for the card (where the data came from).
+    **card_fields
+        Extra top-level card fields (e.g. ``command``).
+
+    Returns
+    -------
+    dict
+        The model card written (its ``history`` and ``validation`` hold the results).
+    """
+    from .checkpoint import save_checkpoint
+
+    train, val = split_by_task(task_names, config.val_fraction, config.seed)
+    model, history = pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config, config)
+    training_data = {"train_tasks": train, "val_tasks": val,
+                     "candidates": int(sum(graphs[n].num_configs for n in train)), **(data or {})}
+    return save_checkpoint(
+        out, model, feature_schema, pretrained=True, seed=config.seed, training_data=training_data,
+        training=config.to_dict(), history=history,
+        validation=evaluate_graphs(model, {n: graphs[n] for n in val})["mean"], **card_fields,
+    )
