@@ -1,5 +1,9 @@
 """Search strategies that prune tiling and layout candidates with a cost model.
 
-The pruning search is built in the pruning-search issue; MetaSchedule's
-``EvolutionarySearch`` drives every tuning run until then.
+- :class:`PruningSearch`: a MetaSchedule search strategy that scores a large pool of
+  candidates each round and measures only the top-k plus an exploration share.
 """
+
+from .pruning import PruningSearch, select_top_k_and_explore
+
+__all__ = ["PruningSearch", "select_top_k_and_explore"]

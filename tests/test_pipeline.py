@@ -10,7 +10,7 @@ import torch
 from conftest import drop_capture_handlers
 
 from tvm_tgraph import workloads
-from tvm_tgraph.collect import CollectPlan, CollectTask, collect, records_per_workload
+from tvm_tgraph.collect import SMALL_SPACE_DISTINCT, CollectPlan, CollectTask, collect, records_per_workload
 
 PLAN = CollectPlan(random_trials=10, evolutionary_trials=6, trials_per_iter=8)
 
@@ -37,7 +37,7 @@ def test_collect_writes_every_task_and_resumes_without_remeasuring(database, tar
     index = json.loads((database / "tasks.json").read_text())
     assert len(counts) == 3 and set(index) == {t.name for t in tiny_suite()}
     for entry in index.values():
-        expected = entry["distinct_in_64"] if entry["distinct_in_64"] < PLAN.random_trials // 2 else 16
+        expected = entry["distinct_in_64"] if entry["distinct_in_64"] < SMALL_SPACE_DISTINCT else 16
         assert counts[entry["shash"]] >= expected
     meta = json.loads((database / "collect_meta.json").read_text())
     assert meta["evaluator"]["repeat"] == 10 and meta["seconds"] > 0

@@ -32,21 +32,41 @@ def _add_tune(sub) -> None:
     p.add_argument("--trials-per-iter", type=int, default=16, help="candidates measured per round (default 16)")
     p.add_argument("--work-dir", required=True, help="directory for the JSON database and logs (appended)")
     p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--strategy", choices=["evolutionary", "pruning", "replay-trace"], default="evolutionary",
+                   help="search strategy: MetaSchedule's evolutionary search (default), the pruning search "
+                        "(search.PruningSearch: score a large pool, measure the top-k) or random replay")
+    p.add_argument("--rpc-tracker", metavar="HOST:PORT",
+                   help="measure on the RPC servers of this tracker instead of locally (see README, 'device farm')")
+    p.add_argument("--rpc-key", default="local", help="device key the RPC servers registered with (default local)")
+    p.add_argument("--rpc-workers", type=int, default=1, help="candidates measured at once over RPC (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.set_defaults(func=_cmd_tune)
 
 
 def _cmd_tune(args) -> int:
-    from .tuning import make_cost_model, tune
+    from .tuning import is_relax_module, make_cost_model, tune
     from .workloads import load_module
 
     mod = load_module(args.module)
     cost_model = make_cost_model(args.cost_model, seed=args.seed, checkpoint=args.checkpoint)
+    runner = None
+    if args.rpc_tracker:
+        from .rpc import make_rpc_runner
+
+        runner = make_rpc_runner(args.rpc_tracker, args.rpc_key, max_workers=args.rpc_workers)
     summary = tune(mod, cost_model, args.trials, args.work_dir, target=args.target, seed=args.seed,
-                   trials_per_iter=args.trials_per_iter)
-    print(f"{args.module} with {args.cost_model}: best latency {summary.best_latency_s * 1e3:.4f} ms, "
-          f"first reached at trial {summary.best_trial} of {summary.trials} "
-          f"({summary.wall_s:.1f} s); database in {summary.work_dir}")
+                   trials_per_iter=args.trials_per_iter, strategy=args.strategy, runner=runner)
+    print(f"{args.module} with {args.cost_model}: best latency {summary.best_latency_s * 1e3:.4f} ms"
+          f"{' (sum over tasks)' if is_relax_module(mod) else ''}, first reached at trial {summary.best_trial} of "
+          f"{summary.trials} ({summary.wall_s:.1f} s, {summary.cost_model_s:.1f} s in the cost model); "
+          f"database in {summary.work_dir}")
+    if is_relax_module(mod):
+        from .end_to_end import measure_end_to_end
+        from .tvm_env import make_target
+
+        e2e = measure_end_to_end(mod, make_target(args.target), args.work_dir)
+        print(f"end to end (Relax VM): tuned {e2e.tuned_s * 1e3:.4f} ms, untuned default build "
+              f"{e2e.default_s * 1e3:.4f} ms: {e2e.speedup:.2f}x faster; outputs differ by at most {e2e.max_abs_diff:.2e}")
     return 0
 
 
@@ -223,6 +243,108 @@ def _cmd_eval(args) -> int:
     return 0
 
 
+def _add_compare(sub) -> None:
+    from .compare import BUDGETS, DEFAULT_METHODS, METHODS
+
+    p = sub.add_parser(
+        "compare", help="tune the same workloads with TGraph + pruning search, XGBoost and random search",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph compare --workloads matmul,conv2d_nhwc --trials 256 --seeds 0,1,2 "
+               "--out benchmarks/results/compare\n\nre-running the same command resumes: finished runs are kept",
+    )
+    p.add_argument("--workloads", default="matmul", help="comma-separated built-in names or file.py:NAME (default matmul)")
+    p.add_argument("--methods", default=",".join(DEFAULT_METHODS), help=f"comma-separated, of: {', '.join(METHODS)}")
+    p.add_argument("--trials", type=int, default=max(BUDGETS), help=f"budget per run (default {max(BUDGETS)})")
+    p.add_argument("--trials-per-iter", type=int, default=32, help="candidates measured per round (default 32)")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--out", required=True, help="directory for the runs' databases, compare.{json,md,png}")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.set_defaults(func=_cmd_compare)
+
+
+def _cmd_compare(args) -> int:
+    from .compare import compare, format_markdown, plot_curves, summarise
+
+    out = Path(args.out)
+    results = compare(args.workloads.split(","), args.methods.split(","),
+                      [int(s) for s in args.seeds.split(",")], args.trials, out, args.target, args.trials_per_iter)
+    summary = summarise(results)
+    table = format_markdown(summary)
+    command = "tgraph " + shlex.join(args.argv)
+    (out / "compare.json").write_text(json.dumps({"command": command, "summary": summary,
+                                                  "runs": [r.__dict__ for r in results]}, indent=1))
+    (out / "compare.md").write_text(f"Command: `{command}`\n\n{table}")
+    plot_curves(results, out / "compare.png")
+    print(table)
+    print(f"wrote {out / 'compare.md'}, compare.json and compare.png")
+    return 0
+
+
+def _add_tpugraphs(sub) -> None:
+    p = sub.add_parser(
+        "tpugraphs", help="train and evaluate TGraph on TpuGraphs .npz files (the paper's dataset)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  tgraph tpugraphs train npz/layout/xla/random --out layout_xla_random.safetensors\n"
+               "  tgraph tpugraphs eval npz/layout/xla/random --model layout_xla_random.safetensors\n"
+               "  tgraph tpugraphs split-eval ../shared/data/tpugraphs/cleaned_alexnet.npz --json alexnet.json",
+    )
+    tp = p.add_subparsers(dest="tpugraphs_command", required=True)
+    train = tp.add_parser("train", help="train on DIR/train (validation split by graph, early stopping)")
+    train.add_argument("directory", help="a collection folder with train/ valid/ test/ of .npz files")
+    train.add_argument("--out", required=True, help="checkpoint to write (.safetensors + .json card)")
+    evaluate = tp.add_parser("eval", help="rank every graph of DIR/SPLIT: Kendall tau (layout), top-5 slowdown (tile)")
+    evaluate.add_argument("directory")
+    evaluate.add_argument("--model", required=True, help="checkpoint from `tgraph tpugraphs train`")
+    evaluate.add_argument("--split", default="valid", help="folder to rank (default valid)")
+    evaluate.add_argument("--chunk-size", type=int, default=128, help="configurations scored at once (bounds memory)")
+    split = tp.add_parser("split-eval", help="one file: train on 80%% of its configurations, rank the other 20%%, "
+                                             "against a linear model on the raw features")
+    split.add_argument("file")
+    split.add_argument("--train-fraction", type=float, default=0.8)
+    for q in (train, split):
+        q.add_argument("--steps", type=int, default=3000)
+        q.add_argument("--eval-every", type=int, default=100)
+        q.add_argument("--hidden", type=int, default=64)
+        q.add_argument("--seed", type=int, default=0)
+    for q in (evaluate, split):
+        q.add_argument("--json", help="write the report here")
+    p.set_defaults(func=_cmd_tpugraphs)
+
+
+def _cmd_tpugraphs(args) -> int:
+    from .pretrain import PretrainConfig
+    from .tpugraphs import configuration_split_eval, evaluate_collection, load_collection, train_collection
+
+    if args.tpugraphs_command == "train":
+        config = PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed,
+                                network={"hidden": args.hidden})
+        card = train_collection(args.directory, args.out, config, command="tgraph " + shlex.join(args.argv))
+        print(f"trained on {len(card['training_data']['train_tasks'])} graphs; best validation Kendall tau "
+              f"{card['history']['best_val_kendall_tau']:.3f}; wrote {args.out}")
+        return 0
+    if args.tpugraphs_command == "eval":
+        from .checkpoint import load_checkpoint
+        from .convert.tpugraphs import feature_schema
+
+        graphs = load_collection(args.directory, args.split)
+        model, _ = load_checkpoint(args.model, feature_schema(next(iter(graphs.values()))))
+        report = evaluate_collection(model, graphs, args.chunk_size)
+        print(" ".join(f"{k} {v:.4f}" for k, v in report["mean"].items()) + f" (mean over {len(graphs)} graphs)")
+    else:
+        config = PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed,
+                                network={"hidden": args.hidden})
+        report = configuration_split_eval(args.file, config, args.train_fraction)
+        report["command"] = "tgraph " + shlex.join(args.argv)
+        print(f"{report['file']}: {report['test_configs']} held-out configurations of {report['configs']} distinct; "
+              f"Kendall tau TGraph {report['tgraph']['kendall_tau']:.4f}, "
+              f"linear model on raw features {report['linear']['kendall_tau']:.4f}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tgraph", description="TGraph: a learned cost model and tuner for Apache TVM MetaSchedule.",
@@ -235,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_collect(sub)
     _add_train(sub)
     _add_eval(sub)
+    _add_compare(sub)
+    _add_tpugraphs(sub)
     return parser
 
 
@@ -247,9 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     # MetaSchedule prints a task table to stdout at INFO unless its logger says otherwise.
     logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.INFO if args.verbose else logging.WARNING)
     if args.list:
-        from .workloads import WORKLOADS
+        from .workloads import MODEL_WORKLOADS, WORKLOADS
 
-        print("\n".join(sorted(WORKLOADS)))
+        print("\n".join(sorted(WORKLOADS) + [f"{name}  (whole model)" for name in sorted(MODEL_WORKLOADS)]))
         return 0
     if args.command is None:
         parser.print_help()

@@ -26,6 +26,11 @@ from .database import RECORD_FILE, WORKLOAD_FILE, open_database
 #: 0.97-0.98 between two passes (DESIGN's benchmark evaluator is ~4 runs/s).
 COLLECT_EVALUATOR = {"number": 1, "repeat": 10, "min_repeat_ms": 0, "enable_cpu_cache_flush": True}
 
+#: Random draws that size a design space, and the distinct schedules among them below
+#: which the space counts as small: it then gets one trial per distinct schedule.
+SPACE_PROBE_DRAWS = 64
+SMALL_SPACE_DISTINCT = 32
+
 
 @dataclass
 class CollectTask:
@@ -107,7 +112,7 @@ def records_per_workload(work_dir: Path) -> dict[str, int]:
     return counts
 
 
-def distinct_candidates(task: CollectTask, target, samples: int = 64) -> int:
+def distinct_candidates(task: CollectTask, target, samples: int = SPACE_PROBE_DRAWS) -> int:
     """How many distinct schedules ``samples`` random draws of the design space give
     (a design space with no choices yields 1; it is not worth many measurements)."""
     from tvm.s_tir import meta_schedule as ms
@@ -131,10 +136,11 @@ class CollectPlan:
 def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, target) -> dict:
     """Measure the tasks' candidates into ``out_dir`` (a JSONDatabase), resuming.
 
-    Phase 1 takes ``random_trials`` random samples of every task, phase 2 tops every task
+    Phase 1 tops every task up to ``random_trials`` candidates with random samples, phase 2
     up to ``random_trials + evolutionary_trials`` with evolutionary search. A task whose
-    design space has few distinct schedules gets as many random trials as it has schedules
-    and no search.
+    design space has few distinct schedules (fewer than ``SMALL_SPACE_DISTINCT`` in
+    ``SPACE_PROBE_DRAWS`` draws) gets as many random trials as it has schedules and no
+    search. Each run's plan is recorded in the metadata.
 
     Returns
     -------
@@ -164,14 +170,14 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
 
     def budget(task: CollectTask, phase: int) -> int:
         distinct = index[task.name]["distinct_in_64"]
-        if distinct < plan.random_trials // 2:
+        if distinct < SMALL_SPACE_DISTINCT:
             return distinct
         return plan.random_trials if phase == 1 else plan.random_trials + plan.evolutionary_trials
 
     counts = records_per_workload(out_dir)
     todo = sum(max(0, budget(t, 2) - counts.get(shashes[t.name], 0)) for t in tasks)
     builder, runner = FastBuilder(), make_runner(**COLLECT_EVALUATOR)
-    run = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": 0.0}
+    run = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": 0.0, "plan": asdict(plan)}
     meta["runs"].append(run)
     meta.update(target=str(target), evaluator=COLLECT_EVALUATOR, plan=asdict(plan),
                 latency="median of run_secs (the ten repeats)")
@@ -225,15 +231,20 @@ def data_card(db_dir: str | Path) -> str:
         best = f"{ok.min() * 1e3:.4f}" if len(ok) else "-"
         worst = f"{ok.max() * 1e3:.4f}" if len(ok) else "-"
         rows.append(f"| {name} | {family} | {len(mine)} | {len(mine) - len(ok)} | {best} | {worst} |")
-    plan = meta.get("plan", {})
+    plans = []
+    for run in meta.get("runs", []):
+        if run.get("plan", meta.get("plan")) not in plans:
+            plans.append(run.get("plan", meta.get("plan")))
+    plan_lines = "; then ".join(
+        f"{p['random_trials']} random design-space samples (ReplayTrace), then evolutionary search "
+        f"(XGBModel, 16 warm-up samples) up to {p['random_trials'] + p['evolutionary_trials']}" for p in plans)
     lines = [
         f"- tasks: {len(hashes)}; measured candidates: {len(latency)} ({int(np.isfinite(latency).sum())} successful)",
         f"- target: `{meta.get('target')}`",
         f"- runner: `LocalRunner`, `EvaluatorConfig({', '.join(f'{k}={v}' for k, v in meta.get('evaluator', {}).items())})`; "
         f"latency = {meta.get('latency')}",
-        f"- per task: {plan.get('random_trials')} random design-space samples (ReplayTrace), then "
-        f"evolutionary search (XGBModel, 16 warm-up samples) up to {plan.get('random_trials', 0) + plan.get('evolutionary_trials', 0)}"
-        " candidates; tasks with fewer distinct schedules get one trial per distinct schedule",
+        f"- per task, topped up run by run to the plan of each run: {plan_lines} candidates; "
+        f"tasks with fewer than {SMALL_SPACE_DISTINCT} distinct schedules in {SPACE_PROBE_DRAWS} draws get one trial per distinct schedule",
         f"- collection time: {meta.get('seconds', 0) / 60:.1f} min over {len(meta.get('runs', []))} run(s), "
         f"last finished {meta.get('runs', [{}])[-1].get('finished')}",
         "- candidates per family: " + ", ".join(f"{k} {v}" for k, v in sorted(families.items())),

@@ -30,13 +30,15 @@ def _torch_models():
             return torch.relu(self.body(x) + self.skip(x))
 
     class ResNet(nn.Module):
-        """Stem, two residual stages, global pooling and a classifier."""
+        """Stem, residual stages (the first keeps the width, each next one doubles it and
+        halves the resolution), global pooling and a classifier."""
 
-        def __init__(self, width: int = 16, classes: int = 10) -> None:
+        def __init__(self, width: int = 16, classes: int = 10, stages: int = 2) -> None:
             super().__init__()
             self.stem = nn.Sequential(nn.Conv2d(3, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU())
-            self.stages = nn.Sequential(ResidualBlock(width), ResidualBlock(width, 2))
-            self.head = nn.Linear(2 * width, classes)
+            blocks = [ResidualBlock(width)] + [ResidualBlock(width * 2 ** i, 2) for i in range(stages - 1)]
+            self.stages = nn.Sequential(*blocks)
+            self.head = nn.Linear(width * 2 ** (stages - 1), classes)
 
         def forward(self, x):
             return self.head(self.stages(self.stem(x)).mean(dim=(2, 3)))
@@ -89,12 +91,12 @@ def _torch_models():
     return ResNet, MobileNetV2Blocks, TransformerLayer
 
 
-def resnet(batch: int = 1, width: int = 16, image: int = 32):
+def resnet(batch: int = 1, width: int = 16, image: int = 32, stages: int = 2):
     """(torch module, example input) of a small ResNet-style CNN."""
     import torch
 
     model_cls, _, _ = _torch_models()
-    return model_cls(width), torch.randn(batch, 3, image, image)
+    return model_cls(width, stages=stages), torch.randn(batch, 3, image, image)
 
 
 def mobilenet_v2(batch: int = 1, width: int = 16, image: int = 32):

@@ -37,6 +37,8 @@ class TuneSummary:
         ``(trials,)`` ``best_latency_s`` after each trial.
     work_dir : str
         The JSON database and logs.
+    cost_model_s : float
+        Wall time spent in the cost model's ``predict`` and ``update``.
     """
 
     best_latency_s: float
@@ -45,6 +47,7 @@ class TuneSummary:
     wall_s: float
     curve: np.ndarray
     work_dir: str
+    cost_model_s: float = 0.0
 
 
 def progress_callback(bar):
@@ -81,6 +84,22 @@ def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
     return cost_models.create(name)
 
 
+#: Search strategies by name: MetaSchedule's own, and the project's pruning search.
+STRATEGIES = ("evolutionary", "replay-trace", "pruning")
+
+
+def make_strategy(name: str):
+    """A search strategy by name (see :data:`STRATEGIES`); ``"pruning"`` is
+    :class:`search.PruningSearch` with its defaults."""
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown search strategy {name!r}: use one of {', '.join(STRATEGIES)}")
+    if name == "pruning":
+        from search import PruningSearch
+
+        return PruningSearch()
+    return name
+
+
 def is_relax_module(mod) -> bool:
     """Whether ``mod`` holds a Relax function (a whole model) rather than TIR only."""
     from tvm import relax
@@ -110,7 +129,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     builder, runner : optional
         Default: :class:`~tvm_tgraph.measure.FastBuilder` and DESIGN.md's ``LocalRunner``.
     strategy : str or ms.search_strategy.SearchStrategy
-        MetaSchedule's search strategy (default ``"evolutionary"``).
+        A name for :func:`make_strategy` or a strategy object (default ``"evolutionary"``).
     progress : bool or tqdm
         Show a progress bar of measured trials (or advance this one).
     shutdown_builder : bool
@@ -120,12 +139,17 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
+    from cost_models.timed import TimedCostModel
+
     from .measure import FastBuilder, make_runner
 
     if not isinstance(target, tvm.target.Target):
         target = make_target(target)
     if isinstance(cost_model, str):
         cost_model = make_cost_model(cost_model, seed=seed)
+    if isinstance(strategy, str):
+        strategy = make_strategy(strategy)
+    timed_model = TimedCostModel(cost_model)
     work_dir = Path(work_dir)
     database = open_database(work_dir, create=True)
     builder = builder or FastBuilder()
@@ -140,7 +164,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     common = dict(
         target=target, work_dir=str(work_dir), max_trials_global=trials,
         num_trials_per_iter=trials_per_iter, builder=builder, runner=runner,
-        database=database, cost_model=cost_model, seed=seed, measure_callbacks=callbacks, strategy=strategy,
+        database=database, cost_model=timed_model, seed=seed, measure_callbacks=callbacks, strategy=strategy,
     )
     # MetaSchedule's logging set-up raises its logger to DEBUG; keep the caller's level.
     ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
@@ -161,7 +185,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     curve = tuning_curve(*latencies_in_trial_order(work_dir))
     best = float(curve[-1]) if len(curve) else float("inf")
     best_trial = int(np.argmax(curve == best)) + 1 if np.isfinite(best) else 0
-    return TuneSummary(best, best_trial, len(curve), wall, curve, str(work_dir))
+    return TuneSummary(best, best_trial, len(curve), wall, curve, str(work_dir), timed_model.total_seconds)
 
 
 def tuning_curve(latency: np.ndarray, workload: np.ndarray) -> np.ndarray:

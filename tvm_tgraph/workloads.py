@@ -127,6 +127,25 @@ WORKLOADS: dict[str, Callable] = {
 }
 
 
+def _relax_model(family: str, **sizes):
+    def build():
+        from .models import MODELS, to_relax
+
+        return to_relax(*MODELS[family](**sizes))
+
+    build.__doc__ = f"Relax IRModule of the {family} model at {sizes}."
+    return build
+
+
+#: Whole models (Relax IRModules imported from PyTorch), at sizes other than the training
+#: data's (``collect``'s suite uses width 16 / image 32 and seq 64 / hidden 128).
+MODEL_WORKLOADS: dict[str, Callable] = {
+    "model_resnet": _relax_model("resnet", width=24, image=40),
+    "model_mobilenet_v2": _relax_model("mobilenet_v2", width=24, image=40),
+    "model_transformer": _relax_model("transformer", seq=32, hidden=96, heads=4),
+}
+
+
 def as_ir_module(obj):
     """Wrap a ``PrimFunc`` as an ``IRModule`` with one function ``main``; pass modules through.
 
@@ -150,8 +169,9 @@ def load_module(spec: str):
     Parameters
     ----------
     spec : str
-        A built-in workload name (see :data:`WORKLOADS`) or ``path/to/file.py:NAME`` where
-        ``NAME`` is an ``IRModule``, a ``PrimFunc`` or a function returning one.
+        A built-in workload name (see :data:`WORKLOADS`, :data:`MODEL_WORKLOADS`) or
+        ``path/to/file.py:NAME`` where ``NAME`` is an ``IRModule`` (TIR, or a Relax model
+        for whole-model tuning), a ``PrimFunc`` or a function returning one.
 
     Raises
     ------
@@ -162,9 +182,11 @@ def load_module(spec: str):
     """
     if spec in WORKLOADS:
         return as_ir_module(WORKLOADS[spec]())
+    if spec in MODEL_WORKLOADS:
+        return MODEL_WORKLOADS[spec]()
     if ":" not in spec:
         raise ValueError(
-            f"unknown workload {spec!r}: use one of {', '.join(sorted(WORKLOADS))} "
+            f"unknown workload {spec!r}: use one of {', '.join(sorted(WORKLOADS) + sorted(MODEL_WORKLOADS))} "
             "or path/to/file.py:NAME"
         )
     path_str, name = spec.rsplit(":", 1)

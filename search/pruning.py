@@ -1,0 +1,135 @@
+"""A MetaSchedule search strategy that screens a large pool with the cost model and
+measures only its top-k plus a small exploration share.
+
+Each round, MetaSchedule's own ``EvolutionarySearch`` proposes a pool of ``pool_size``
+unmeasured candidates: random design-space samples and mutations of the best measured
+schedules (tile sizes, loop orders, compute-at locations, unroll / vectorize / parallel
+decisions), each valid after post-processing. The cost model then scores the whole pool
+in one call (so TGraph compares the pool's candidates with each other through its
+configuration cross-attention), and only ``k = num_trials_per_iter`` candidates go to the
+builder: the ``k - e`` best-scored and ``e = round(exploration * k)`` drawn at random from
+the rest of the pool. Everything else in the pool is pruned unbuilt.
+
+Works with any MetaSchedule cost model (``TGraphCostModel``, ``XGBModel``, ...)::
+
+    from search import PruningSearch
+    ms.tune_tir(mod, target, work_dir, 128, cost_model=TGraphCostModel(),
+                strategy=PruningSearch(pool_size=512, exploration=0.1))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.ir.utils import derived_object
+from tvm.s_tir.meta_schedule.search_strategy import EvolutionarySearch, PySearchStrategy
+
+# The inner search stops on its own trial count; ours is the one that ends the search.
+_UNBOUNDED_TRIALS = 1 << 30
+
+
+def select_top_k_and_explore(scores: np.ndarray, k: int, exploration: float,
+                             rng: np.random.Generator) -> np.ndarray:
+    """Indices of the candidates to measure.
+
+    Parameters
+    ----------
+    scores : np.ndarray
+        ``(pool,)`` cost-model scores, higher = faster.
+    k : int
+        Candidates to pick (at most the pool size).
+    exploration : float
+        Share of ``k`` drawn uniformly at random from the candidates outside the top.
+
+    Returns
+    -------
+    np.ndarray
+        ``(min(k, pool),)`` distinct indices: the top-scored first, then the explorers.
+    """
+    k = min(k, len(scores))
+    explore = min(int(round(exploration * k)), k)
+    order = np.argsort(-scores, kind="stable")
+    top = order[: k - explore]
+    rest = order[k - explore:]
+    explorers = rng.choice(rest, size=explore, replace=False) if explore else rest[:0]
+    return np.concatenate([top, explorers]).astype(np.int64)
+
+
+@derived_object
+class PruningSearch(PySearchStrategy):
+    """Screen ``pool_size`` candidates per round with the cost model, measure ``k``.
+
+    Parameters
+    ----------
+    pool_size : int
+        Unmeasured candidates proposed and scored per round (default 256). ``k``, the
+        candidates measured per round, is MetaSchedule's ``num_trials_per_iter``.
+    exploration : float
+        Share of each round's ``k`` measured candidates drawn at random from the pool
+        instead of taken by score (default 0.1).
+    population_size : int
+        Population of the evolutionary proposer (default 512).
+    genetic_num_iters : int
+        Generations of the evolutionary proposer per round (default 2).
+    init_measured_ratio : float
+        Share of the proposer's initial population taken from the best measured
+        schedules (the rest are fresh random samples; default 0.2).
+    """
+
+    def __init__(self, pool_size: int = 256, exploration: float = 0.1, population_size: int = 512,
+                 genetic_num_iters: int = 2, init_measured_ratio: float = 0.2) -> None:
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be positive, got {pool_size}")
+        if not 0.0 <= exploration <= 1.0:
+            raise ValueError(f"exploration must be within [0, 1], got {exploration}")
+        self.params = dict(pool_size=pool_size, exploration=exploration, population_size=population_size,
+                           genetic_num_iters=genetic_num_iters, init_measured_ratio=init_measured_ratio)
+        self.proposer = EvolutionarySearch(
+            population_size=population_size, genetic_num_iters=genetic_num_iters,
+            init_measured_ratio=init_measured_ratio, eps_greedy=exploration,
+        )
+        self.context = None
+        self.cost_model = None
+        self.rng = np.random.default_rng(0)
+        self.max_trials = 0
+        self.trials_per_iter = 0
+        self.measured = 0
+        #: Per round: ``(pool size, candidates sent to the builder)``.
+        self.rounds: list[tuple[int, int]] = []
+
+    def _initialize_with_tune_context(self, context) -> None:
+        self.context = context
+        self.rng = np.random.default_rng(abs(int(context.rand_state)))
+        self.proposer._initialize_with_tune_context(context)
+
+    def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None) -> None:
+        if cost_model is None:
+            raise ValueError("PruningSearch needs a cost model to screen candidates with")
+        self.cost_model = cost_model
+        self.max_trials = int(max_trials)
+        self.trials_per_iter = int(num_trials_per_iter)
+        self.measured = 0
+        self.rounds = []
+        self.proposer.pre_tuning(_UNBOUNDED_TRIALS, self.params["pool_size"], design_spaces, database, cost_model)
+
+    def post_tuning(self) -> None:
+        self.proposer.post_tuning()
+
+    def generate_measure_candidates(self):
+        if self.measured >= self.max_trials:
+            return None
+        pool = self.proposer.generate_measure_candidates()
+        if not pool:
+            return None
+        pool = list(pool)
+        k = min(self.trials_per_iter, self.max_trials - self.measured)
+        scores = np.asarray(self.cost_model.predict(self.context, pool), dtype=np.float64)
+        picks = select_top_k_and_explore(scores, k, self.params["exploration"], self.rng)
+        self.rounds.append((len(pool), len(picks)))
+        return [pool[i] for i in picks]
+
+    def notify_runner_results(self, measure_candidates, results) -> None:
+        self.measured += len(results)
+        self.proposer.notify_runner_results(measure_candidates, results)
+
+    def clone(self):
+        return PruningSearch(**self.params)

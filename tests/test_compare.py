@@ -1,0 +1,45 @@
+"""tgraph compare on a tiny budget: real tuning runs, summary, table, curves, resuming."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from conftest import drop_capture_handlers
+
+from tvm_tgraph.cli import main
+from tvm_tgraph.compare import RunResult, summarise
+
+
+def test_compare_runs_summarises_and_resumes(tmp_path, capsys):
+    args = ["compare", "--workloads", "matmul_128", "--methods", "tgraph+pruning,xgb-warm16,random",
+            "--trials", "8", "--trials-per-iter", "8", "--seeds", "0", "--out", str(tmp_path),
+            "--target", '{"kind": "llvm", "num-cores": 2}']
+    drop_capture_handlers()
+    assert main(args) == 0
+    report = json.loads((tmp_path / "compare.json").read_text())
+    methods = report["summary"]["matmul_128"]["methods"]
+    assert set(methods) == {"tgraph+pruning", "xgb-warm16", "random"}
+    for entry in methods.values():
+        assert 0 < entry["best_s"]["8"]["median"] < 1 and 0 <= entry["cost_model_share"] < 1
+    assert methods["xgb-warm16"]["trials_to_reference"]["median"] <= 8   # it reaches its own best
+    assert (tmp_path / "compare.png").stat().st_size > 0 and "| tgraph+pruning |" in (tmp_path / "compare.md").read_text()
+    first = [r["curve"] for r in report["runs"]]
+    capsys.readouterr()
+    assert main(args) == 0                                    # resumed: every run read back
+    assert [r["curve"] for r in json.loads((tmp_path / "compare.json").read_text())["runs"]] == first
+
+
+def test_summary_counts_only_a_win_over_the_stronger_xgboost():
+    def run(method, curve, seed=0):
+        return RunResult("w", method, seed, curve, wall_s=10.0, cost_model_s=1.0)
+
+    results = [run("xgb", [4.0, 3.0, 3.0, 3.0]), run("xgb-warm16", [4.0, 2.0, 2.0, 2.0]),
+               run("tgraph+pruning", [2.0, 2.0, 1.0, 1.0])]
+    summary = summarise(results, budgets=(2, 4))["w"]
+    assert summary["reference_s"] == 2.0                        # the stronger XGBoost's final best
+    tg = summary["methods"]["tgraph+pruning"]
+    assert tg["trials_to_reference"]["median"] == 1.0
+    assert tg["vs_stronger_xgb"] == {"2": 1.0, "4": 0.5}         # against xgb-warm16, not xgb
+    assert summary["methods"]["xgb"]["trials_to_reference"]["median"] == np.inf
+    assert tg["cost_model_share"] == 0.1

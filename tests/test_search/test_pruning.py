@@ -1,0 +1,75 @@
+"""The pruning search: selection rule, the strategy contract, and real tuning with both
+TGraph and XGBoost."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import drop_capture_handlers
+
+from search import PruningSearch, select_top_k_and_explore
+
+
+def test_selection_takes_the_top_scores_then_explores_the_rest():
+    rng = np.random.default_rng(0)
+    scores = rng.permutation(100).astype(float)
+    picks = select_top_k_and_explore(scores, k=10, exploration=0.2, rng=rng)
+    assert len(picks) == len(set(picks)) == 10
+    assert sorted(scores[picks[:8]]) == list(range(92, 100))          # the 8 best
+    assert all(scores[i] < 92 for i in picks[8:])                       # 2 explorers from the rest
+    assert list(select_top_k_and_explore(scores, 5, 0.0, rng)) == list(np.argsort(-scores)[:5])
+    assert len(select_top_k_and_explore(scores[:3], 10, 0.5, rng)) == 3  # a pool smaller than k
+
+
+def test_parameters_are_checked():
+    with pytest.raises(ValueError, match="exploration"):
+        PruningSearch(exploration=1.5)
+    with pytest.raises(ValueError, match="pool_size"):
+        PruningSearch(pool_size=0)
+
+
+def _context(strategy, target, seed=3):
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
+
+    context = ms.TuneContext(mod=as_ir_module(WORKLOADS["matmul_128"]()), target=target,
+                             space_generator="post-order-apply", search_strategy=strategy,
+                             task_name="matmul_128", rand_state=seed, num_threads=1)
+    return context, context.generate_design_space()
+
+
+def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
+    from tvm.s_tir import meta_schedule as ms
+
+    strategy = PruningSearch(pool_size=40, exploration=0.25, population_size=64)
+    context, spaces = _context(strategy, target)
+    context.pre_tuning(max_trials=12, num_trials_per_iter=8, design_spaces=spaces,
+                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
+    first = context.generate_measure_candidates()
+    assert len(first) == 8 and strategy.rounds == [(40, 8)]
+    traces = {str(c.sch.trace) for c in first}
+    assert len(traces) == 8
+    failed = [ms.runner.RunnerResult(run_secs=None, error_msg="not measured in this test")] * len(first)
+    context.notify_runner_results(first, failed)
+    second = context.generate_measure_candidates()
+    assert len(second) == 4                                  # 12 - 8: the budget's rest
+    assert not traces & {str(c.sch.trace) for c in second}   # nothing proposed twice
+    context.notify_runner_results(second, failed[:4])
+    assert context.generate_measure_candidates() is None
+    context.post_tuning()
+
+
+@pytest.mark.parametrize("cost_model", ["tgraph", "xgb-warm16"])
+def test_real_tuning_with_pruning(tmp_path, target, cost_model):
+    from tvm_tgraph.measure import FastBuilder, make_runner
+    from tvm_tgraph.tuning import tune
+    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
+
+    drop_capture_handlers()
+    summary = tune(as_ir_module(WORKLOADS["matmul_128"]()), cost_model, 16, tmp_path, target=target, seed=0,
+                   trials_per_iter=8, builder=FastBuilder(max_workers=2),
+                   runner=make_runner(number=1, repeat=3, min_repeat_ms=0),
+                   strategy=PruningSearch(pool_size=48, population_size=96), progress=False)
+    assert summary.trials == 16 and np.isfinite(summary.best_latency_s)
+    assert 0 < summary.cost_model_s < summary.wall_s

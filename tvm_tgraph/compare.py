@@ -1,0 +1,196 @@
+"""Side-by-side tuning comparison: TGraph + pruning search against XGBoost and random search.
+
+Every method tunes the same workloads with the same budget, seeds, builder and runner
+(DESIGN.md, "Benchmark protocol"). Each run's database and a ``result.json`` go to
+``OUT/runs/<workload>/<method>/seed<k>/``; a finished run is skipped when the comparison is
+run again, an interrupted one is set aside (renamed, never overwritten) and run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: method name -> (cost model, search strategy), as :func:`tvm_tgraph.tuning.tune` names them.
+METHODS = {
+    "tgraph+pruning": ("tgraph", "pruning"),
+    "tgraph": ("tgraph", "evolutionary"),
+    "xgb": ("xgb", "evolutionary"),
+    "xgb-warm16": ("xgb-warm16", "evolutionary"),
+    "random": ("random", "replay-trace"),
+}
+DEFAULT_METHODS = ("tgraph+pruning", "xgb", "xgb-warm16", "random")
+#: The baselines a win must beat: at each budget, the better of the two counts.
+XGB_METHODS = ("xgb", "xgb-warm16")
+BUDGETS = (32, 64, 128, 256)
+
+
+@dataclass
+class RunResult:
+    """One tuning run. ``curve[t]``: best latency (s) after ``t + 1`` measured trials."""
+
+    workload: str
+    method: str
+    seed: int
+    curve: list[float]
+    wall_s: float
+    cost_model_s: float
+
+
+def _write_json_atomically(path: Path, value) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value, indent=1))
+    os.replace(tmp, path)
+
+
+def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, target,
+            trials_per_iter: int, builder, runner) -> RunResult:
+    """Tune ``workload`` with ``method`` (or read the finished run back)."""
+    from .tuning import tune
+    from .workloads import load_module
+
+    run_dir = out_dir / "runs" / workload.replace("/", "_").replace(":", "_") / method / f"seed{seed}"
+    result_file = run_dir / "result.json"
+    if result_file.is_file():
+        return RunResult(**json.loads(result_file.read_text()))
+    if run_dir.exists():  # interrupted: its trial order is incomplete, keep it aside
+        run_dir.rename(run_dir.with_name(f"{run_dir.name}.interrupted-{time.strftime('%Y%m%d-%H%M%S')}"))
+    cost_model, strategy = METHODS[method]
+    summary = tune(load_module(workload), cost_model, trials, run_dir, target=target, seed=seed,
+                   trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy,
+                   progress=False, shutdown_builder=False)
+    result = RunResult(workload, method, seed, [float(x) for x in summary.curve], summary.wall_s,
+                       summary.cost_model_s)
+    _write_json_atomically(result_file, asdict(result))
+    return result
+
+
+def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: int, out_dir: str | Path,
+            target=None, trials_per_iter: int = 32) -> list[RunResult]:
+    """Run (or resume) every (workload, method, seed) and return all runs."""
+    from tqdm import tqdm
+
+    from .measure import FastBuilder, make_runner
+    from .tvm_env import make_target
+
+    unknown = set(methods) - set(METHODS)
+    if unknown:
+        raise ValueError(f"unknown methods {sorted(unknown)}; known: {', '.join(METHODS)}")
+    target = make_target(target) if not hasattr(target, "kind") else target
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    builder, runner = FastBuilder(), make_runner()
+    jobs = [(w, m, s) for w in workloads for s in seeds for m in methods]
+    results = []
+    try:
+        with tqdm(jobs, desc="compare", unit="run") as bar:
+            for workload, method, seed in bar:
+                bar.set_postfix_str(f"{workload} {method} seed {seed}")
+                results.append(run_one(workload, method, seed, trials, out_dir, target, trials_per_iter,
+                                       builder, runner))
+    finally:
+        builder.shutdown()
+    return results
+
+
+def _best_at(curve: list[float], budget: int) -> float:
+    return float(curve[min(budget, len(curve)) - 1]) if curve else float("inf")
+
+
+def _trials_to_reach(curve: list[float], latency: float) -> float:
+    """First trial (1-based) whose best is at most ``latency``; ``inf`` if never."""
+    hits = np.flatnonzero(np.asarray(curve) <= latency)
+    return float(hits[0] + 1) if len(hits) else float("inf")
+
+
+def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
+    """Per workload and method: median and spread over seeds of the best latency at each
+    budget, trials needed to reach the stronger XGBoost baseline's final best (the lower of
+    ``xgb`` / ``xgb-warm16`` median final best), wall time and the cost model's share.
+
+    Returns ``{workload: {"reference_s": float, "methods": {method: {...}}}}``.
+    """
+    summary = {}
+    for workload in dict.fromkeys(r.workload for r in results):
+        runs = {}
+        for r in results:
+            if r.workload == workload:
+                runs.setdefault(r.method, []).append(r)
+        final = {m: float(np.median([_best_at(r.curve, len(r.curve)) for r in rs])) for m, rs in runs.items()}
+        xgb_finals = [final[m] for m in XGB_METHODS if m in final]
+        reference = min(xgb_finals) if xgb_finals else float("nan")
+        methods = {}
+        for method, rs in runs.items():
+            at = {b: [_best_at(r.curve, b) for r in rs] for b in budgets}
+            reach = [_trials_to_reach(r.curve, reference) for r in rs]
+            methods[method] = {
+                "seeds": [r.seed for r in rs],
+                "best_s": {str(b): {"median": float(np.median(v)), "min": float(np.min(v)), "max": float(np.max(v))}
+                           for b, v in at.items()},
+                "trials_to_reference": {"median": float(np.median(reach)), "per_seed": reach},
+                "wall_s": float(np.median([r.wall_s for r in rs])),
+                "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
+            }
+        for method, entry in methods.items():
+            entry["vs_stronger_xgb"] = {
+                str(b): entry["best_s"][str(b)]["median"] / min(methods[m]["best_s"][str(b)]["median"]
+                                                               for m in XGB_METHODS if m in methods)
+                for b in budgets if any(m in methods for m in XGB_METHODS)
+            }
+        summary[workload] = {"reference_s": reference, "methods": methods}
+    return summary
+
+
+def format_markdown(summary: dict, budgets=BUDGETS) -> str:
+    """One table per workload: median best latency (ms) [min-max over seeds] per budget."""
+    lines = []
+    for workload, entry in summary.items():
+        lines += [f"### {workload}", "",
+                  f"Reference (stronger XGBoost's median final best): {entry['reference_s'] * 1e3:.4f} ms", "",
+                  "| method | " + " | ".join(f"best ms @{b}" for b in budgets)
+                  + " | trials to reference | vs stronger XGB @64 | wall s | cost-model share |",
+                  "| --- |" + " --- |" * (len(budgets) + 4)]
+        for method, m in entry["methods"].items():
+            cells = [f"{m['best_s'][str(b)]['median'] * 1e3:.4f} [{m['best_s'][str(b)]['min'] * 1e3:.4f}-"
+                     f"{m['best_s'][str(b)]['max'] * 1e3:.4f}]" for b in budgets]
+            reach = m["trials_to_reference"]["median"]
+            reach_text = f"{reach:.0f}" if np.isfinite(reach) else "not reached"
+            ratio = m.get("vs_stronger_xgb", {}).get("64")
+            lines.append(f"| {method} | " + " | ".join(cells) + f" | {reach_text} | "
+                         f"{'-' if ratio is None else f'{ratio:.3f}x'} | {m['wall_s']:.0f} | "
+                         f"{m['cost_model_share'] * 100:.1f}% |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_curves(results: list[RunResult], path: str | Path) -> None:
+    """Tuning curves: median best latency against measured trials, band = min-max over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = list(dict.fromkeys(r.workload for r in results))
+    fig, axes = plt.subplots(1, len(workloads), figsize=(6 * len(workloads), 4.2), squeeze=False)
+    for ax, workload in zip(axes[0], workloads):
+        for method in dict.fromkeys(r.method for r in results if r.workload == workload):
+            curves = [r.curve for r in results if r.workload == workload and r.method == method]
+            length = min(len(c) for c in curves)
+            stack = np.array([c[:length] for c in curves]) * 1e3
+            trials = np.arange(1, length + 1)
+            line, = ax.plot(trials, np.median(stack, axis=0), label=f"{method} (n={len(curves)})")
+            ax.fill_between(trials, stack.min(axis=0), stack.max(axis=0), color=line.get_color(), alpha=0.15)
+        ax.set_yscale("log")
+        ax.set_xlabel("measured trials")
+        ax.set_ylabel("best latency (ms)")
+        ax.set_title(workload)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
