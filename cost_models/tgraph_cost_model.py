@@ -69,9 +69,9 @@ class TGraphCostModel(PyCostModel):
         Measured candidates of a task an untrained network needs before it serves that
         task (default 32).
     update_time_budget_s : float
-        Time limit of the training inside one ``update`` call (default 2 s).
+        Time limit of the training inside one ``update`` call (default 1 s).
     update_max_steps : int
-        Step limit of the training inside one ``update`` call (default 50).
+        Step limit of the training inside one ``update`` call (default 25).
     chunk_size : int
         Configurations compared by cross-attention at once in ``predict`` (default 128).
     blend_samples : int
@@ -92,8 +92,8 @@ class TGraphCostModel(PyCostModel):
 
     def __init__(self, checkpoint: str | os.PathLike | None = None, *, use_pretrained: bool = True,
                  online: bool = True,
-                 min_online_samples: int = 32, update_time_budget_s: float = 2.0,
-                 update_max_steps: int = 50, chunk_size: int = 128, blend_samples: int = 64,
+                 min_online_samples: int = 32, update_time_budget_s: float = 1.0,
+                 update_max_steps: int = 25, chunk_size: int = 128, blend_samples: int = 64,
                  fallback: XGBModel | None = None, seed: int = 0) -> None:
         super().__init__()
         register_light_tensor_intrin()

@@ -69,7 +69,8 @@ class PruningSearch(PySearchStrategy):
     population_size : int
         Population of the evolutionary proposer (default 512).
     genetic_num_iters : int
-        Generations of the evolutionary proposer per round (default 2).
+        Generations of the evolutionary proposer per round (default 2). Each generation
+        scores the population with the cost model: these two set the screening cost.
     init_measured_ratio : float
         Share of the proposer's initial population taken from the best measured
         schedules (the rest are fresh random samples; default 0.2).

@@ -9,16 +9,18 @@ run again, an interrupted one is set aside (renamed, never overwritten) and run 
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .checkpoint import atomic_write_bytes
+
 #: method name -> (cost model, search strategy), as :func:`tvm_tgraph.tuning.tune` names them.
 METHODS = {
     "tgraph+pruning": ("tgraph", "pruning"),
+    "tgraph+pruning-light": ("tgraph", "pruning-light"),
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
     "xgb-warm16": ("xgb-warm16", "evolutionary"),
@@ -40,12 +42,7 @@ class RunResult:
     curve: list[float]
     wall_s: float
     cost_model_s: float
-
-
-def _write_json_atomically(path: Path, value) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(value, indent=1))
-    os.replace(tmp, path)
+    cost_model_split: dict | None = None   # {"predict": s, "update": s}
 
 
 def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, target,
@@ -57,7 +54,11 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
     run_dir = out_dir / "runs" / workload.replace("/", "_").replace(":", "_") / method / f"seed{seed}"
     result_file = run_dir / "result.json"
     if result_file.is_file():
-        return RunResult(**json.loads(result_file.read_text()))
+        stored = RunResult(**json.loads(result_file.read_text()))
+        if (stored.workload, stored.method, stored.seed) != (workload, method, seed):
+            raise ValueError(f"{result_file} holds the run of {stored.workload} / {stored.method} / seed "
+                             f"{stored.seed}, not of {workload} / {method} / seed {seed}")
+        return stored
     if run_dir.exists():  # interrupted: its trial order is incomplete, keep it aside
         run_dir.rename(run_dir.with_name(f"{run_dir.name}.interrupted-{time.strftime('%Y%m%d-%H%M%S')}"))
     cost_model, strategy = METHODS[method]
@@ -65,8 +66,8 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy,
                    progress=False, shutdown_builder=False)
     result = RunResult(workload, method, seed, [float(x) for x in summary.curve], summary.wall_s,
-                       summary.cost_model_s)
-    _write_json_atomically(result_file, asdict(result))
+                       summary.cost_model_s, summary.cost_model_split)
+    atomic_write_bytes(result_file, json.dumps(asdict(result), indent=1).encode())
     return result
 
 
@@ -169,28 +170,37 @@ def format_markdown(summary: dict, budgets=BUDGETS) -> str:
 
 
 def plot_curves(results: list[RunResult], path: str | Path) -> None:
-    """Tuning curves: median best latency against measured trials, band = min-max over seeds."""
+    """Tuning curves: median best latency against measured trials, band = min-max over
+    seeds; per workload the whole run (log scale) above, a zoom on the final stretch below."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     workloads = list(dict.fromkeys(r.workload for r in results))
-    fig, axes = plt.subplots(1, len(workloads), figsize=(6 * len(workloads), 4.2), squeeze=False)
-    for ax, workload in zip(axes[0], workloads):
+    fig, axes = plt.subplots(2, len(workloads), figsize=(6 * len(workloads), 8), squeeze=False)
+    for column, workload in enumerate(workloads):
+        finals = []
         for method in dict.fromkeys(r.method for r in results if r.workload == workload):
             curves = [r.curve for r in results if r.workload == workload and r.method == method]
             length = min(len(c) for c in curves)
             stack = np.array([c[:length] for c in curves]) * 1e3
             trials = np.arange(1, length + 1)
-            line, = ax.plot(trials, np.median(stack, axis=0), label=f"{method} (n={len(curves)})")
-            ax.fill_between(trials, stack.min(axis=0), stack.max(axis=0), color=line.get_color(), alpha=0.15)
-        ax.set_yscale("log")
-        ax.set_xlabel("measured trials")
-        ax.set_ylabel("best latency (ms)")
-        ax.set_title(workload)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+            finals.append(stack[:, -1])
+            for ax in axes[:, column]:
+                line, = ax.plot(trials, np.median(stack, axis=0), label=f"{method} (n={len(curves)})")
+                ax.fill_between(trials, stack.min(axis=0), stack.max(axis=0), color=line.get_color(), alpha=0.12)
+        top, zoom = axes[:, column]
+        top.set_yscale("log")
+        top.set_title(workload)
+        finals = np.concatenate(finals)
+        zoom.set_ylim(0.98 * finals.min(), 1.15 * finals.max())
+        zoom.set_title(f"{workload}: final stretch")
+        for ax in (top, zoom):
+            ax.set_xlabel("measured trials")
+            ax.set_ylabel("best latency (ms)")
+            ax.grid(True, which="both", alpha=0.3)
+        top.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)

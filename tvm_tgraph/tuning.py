@@ -39,6 +39,8 @@ class TuneSummary:
         The JSON database and logs.
     cost_model_s : float
         Wall time spent in the cost model's ``predict`` and ``update``.
+    cost_model_split : dict
+        That time by method: ``{"predict": s, "update": s}``.
     """
 
     best_latency_s: float
@@ -48,6 +50,7 @@ class TuneSummary:
     curve: np.ndarray
     work_dir: str
     cost_model_s: float = 0.0
+    cost_model_split: dict | None = None
 
 
 def progress_callback(bar):
@@ -85,18 +88,19 @@ def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
 
 
 #: Search strategies by name: MetaSchedule's own, and the project's pruning search.
-STRATEGIES = ("evolutionary", "replay-trace", "pruning")
+STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light")
 
 
 def make_strategy(name: str):
-    """A search strategy by name (see :data:`STRATEGIES`); ``"pruning"`` is
-    :class:`search.PruningSearch` with its defaults."""
+    """A search strategy by name (see :data:`STRATEGIES`): ``"pruning"`` is
+    :class:`search.PruningSearch` with its defaults, ``"pruning-light"`` the same with a
+    quarter of the screening (population 256, one generation per round)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown search strategy {name!r}: use one of {', '.join(STRATEGIES)}")
-    if name == "pruning":
+    if name.startswith("pruning"):
         from search import PruningSearch
 
-        return PruningSearch()
+        return PruningSearch() if name == "pruning" else PruningSearch(population_size=256, genetic_num_iters=1)
     return name
 
 
@@ -185,7 +189,8 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     curve = tuning_curve(*latencies_in_trial_order(work_dir))
     best = float(curve[-1]) if len(curve) else float("inf")
     best_trial = int(np.argmax(curve == best)) + 1 if np.isfinite(best) else 0
-    return TuneSummary(best, best_trial, len(curve), wall, curve, str(work_dir), timed_model.total_seconds)
+    return TuneSummary(best, best_trial, len(curve), wall, curve, str(work_dir), timed_model.total_seconds,
+                       dict(timed_model.seconds))
 
 
 def tuning_curve(latency: np.ndarray, workload: np.ndarray) -> np.ndarray:

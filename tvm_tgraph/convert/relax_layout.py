@@ -183,17 +183,11 @@ class LayoutSpace:
                 else:
                     if data is not None:
                         need_nchw(data)
-            elif b.kind == "relax.nn.batch_norm" or b.kind in _UNARY:
-                if b.inputs and lay(b.inputs[0]) == NHWC and _is_4d_axis1(b):
-                    layout[i] = NHWC
-            elif b.kind == "tuple_get":
-                if b.inputs and lay(b.inputs[0]) == NHWC and b.value.index == 0:
-                    layout[i] = NHWC
-            elif b.kind in _BINARY and b.inputs and all(lay(j) == NHWC for j in b.inputs) \
-                    and _constants_are_scalars(b.value):
+            elif _keeps_nhwc(b, lay):
                 layout[i] = NHWC
-            elif b.kind == "relax.mean" and b.inputs and lay(b.inputs[0]) == NHWC and _is_global_pool(b.value):
-                pass  # reads NHWC directly, output is (N, C)
+            elif b.kind == "tuple_get" or (b.kind == "relax.mean" and b.inputs and lay(b.inputs[0]) == NHWC
+                                            and _is_global_pool(b.value)):
+                pass  # a tuple's other fields are not images; the global mean reads NHWC directly
             else:
                 for j in b.inputs:
                     need_nchw(j)
@@ -238,7 +232,7 @@ class LayoutSpace:
     # --- the rewrite ------------------------------------------------------------------------
     def apply(self, config):
         """The model with ``config``'s layouts: a new IRModule computing the same function."""
-        from tvm import relax, topi
+        from tvm import relax
 
         config = np.asarray(config)
         plan = self.plan(config)
@@ -266,14 +260,17 @@ class LayoutSpace:
                 var_index = {p: -1 - k for k, p in enumerate(self.params)}
                 for i, b in enumerate(self.bindings):
                     var_index[b.var] = i
-                    new[i] = bb.emit(self._rewrite(i, b, config, plan, value_of, var_index, relax, topi))
+                    new[i] = bb.emit(self._rewrite(i, b, config, plan, value_of, var_index))
                 output = _substitute(self.func.body.body, {
                     v: value_of(j, NCHW) for v, j in var_index.items() if j in self.output_inputs})
                 gv = bb.emit_output(output)
             bb.emit_func_output(gv)
         return bb.get()
 
-    def _rewrite(self, i, b, config, plan, value_of, var_index, relax, topi):
+    def _rewrite(self, i, b, config, plan, value_of, var_index):
+        """Binding ``i``'s new value; ``value_of(j, layout)`` gives input ``j`` in a layout."""
+        from tvm import relax, topi
+
         value = b.value
         nhwc_out = plan["layout"].get(i, NCHW) == NHWC
         if b.site >= 0 and b.kind == "relax.matmul":
@@ -330,6 +327,17 @@ def _substitute(expr, mapping: dict):
             return mapping.get(var, var)
 
     return Rebind().visit_expr(expr)
+
+
+def _keeps_nhwc(b: _Binding, lay) -> bool:
+    """Whether binding ``b`` can compute in NHWC from its inputs' layouts ``lay(j)``."""
+    if not b.inputs or any(lay(j) != NHWC for j in b.inputs):
+        return False
+    if b.kind == "relax.nn.batch_norm" or b.kind in _UNARY:
+        return _is_4d_axis1(b)
+    if b.kind == "tuple_get":
+        return b.value.index == 0
+    return b.kind in _BINARY and _constants_are_scalars(b.value)
 
 
 def _is_4d_axis1(b) -> bool:

@@ -1,0 +1,148 @@
+"""Subcommands for measured data: ``collect``, ``train`` and ``eval``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+
+from .common import TARGET_HELP
+
+
+def add_collect(sub) -> None:
+    p = sub.add_parser(
+        "collect", help="measure candidates of the workload suite into a JSONDatabase (resumable)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph collect --out data/raw --random-trials 64 --evolutionary-trials 192\n"
+               "  tgraph collect --out data/raw --families transformer,op:matmul --list-tasks",
+    )
+    p.add_argument("--out", required=True, help="database directory (appended; re-running resumes)")
+    p.add_argument("--random-trials", type=int, default=64, help="random design-space samples per task")
+    p.add_argument("--evolutionary-trials", type=int, default=192, help="evolutionary-search trials per task")
+    p.add_argument("--trials-per-iter", type=int, default=32)
+    p.add_argument("--families", help="comma-separated families to collect (default: all)")
+    p.add_argument("--list-tasks", action="store_true", help="list the suite's tasks and exit")
+    p.add_argument("--card", help="write a markdown data card of --out to this file and exit (no measuring)")
+    p.add_argument("--pack", help="write --out's database to this .tar.xz and exit (safe while collecting)")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_collect)
+
+
+def _cmd_collect(args) -> int:
+    from ..collect import CollectPlan, collect, data_card, default_suite, pack_database
+    from ..tvm_env import make_target
+
+    if args.pack:
+        print(f"packed {pack_database(args.out, args.pack)} records into {args.pack}")
+        return 0
+    if args.card:
+        Path(args.card).write_text(data_card(args.out))
+        print(f"wrote {args.card}")
+        return 0
+    target = make_target(args.target)
+    suite = default_suite(target)
+    if args.families:
+        wanted = set(args.families.split(","))
+        unknown = wanted - {task.family for task in suite}
+        if unknown:
+            raise ValueError(f"unknown families {sorted(unknown)}; known: {sorted({t.family for t in suite})}")
+        suite = [task for task in suite if task.family in wanted]
+    if args.list_tasks:
+        print("\n".join(task.name for task in suite))
+        return 0
+    plan = CollectPlan(args.random_trials, args.evolutionary_trials, args.trials_per_iter, args.seed)
+    meta = collect(args.out, suite, plan, target)
+    print(f"collected into {args.out}: {len(suite)} tasks, {meta['seconds'] / 60:.1f} min in all runs")
+    return 0
+
+
+def add_train(sub) -> None:
+    p = sub.add_parser(
+        "train", help="train TGraph on a collected database (validation split by task, early stopping)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph train --db data/raw --holdout transformer --out ckpt/tgraph.safetensors --seed 0",
+    )
+    p.add_argument("--db", required=True, help="database written by `tgraph collect`")
+    p.add_argument("--out", required=True, help="checkpoint to write (.safetensors; the card goes beside it as .json)")
+    p.add_argument("--holdout", help="comma-separated families to leave out of training (for evaluation)")
+    p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--eval-every", type=int, default=100)
+    p.add_argument("--patience", type=int, default=8)
+    p.add_argument("--loss", choices=["hinge", "listmle"], default="hinge")
+    p.add_argument("--no-cross-attention", action="store_true", help="ablation: no configuration cross-attention")
+    p.add_argument("--graph-conv", choices=["sage", "linear"], default="sage")
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_train)
+
+
+def _cmd_train(args) -> int:
+    from ..convert.tir import FEATURE_SCHEMA_VERSION, network_config
+    from ..dataset import configured_graphs, load_measured_tasks
+    from ..pretrain import PretrainConfig, train_checkpoint
+    from ..training import TrainConfig
+    from ..tvm_env import make_target
+
+    graphs = configured_graphs(load_measured_tasks(args.db, make_target(args.target), exclude_families=args.holdout))
+    config = PretrainConfig(
+        steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
+        network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": not args.no_cross_attention},
+        train=TrainConfig(loss=args.loss),
+    )
+    card = train_checkpoint(graphs, list(graphs), config, network_config(**config.network), FEATURE_SCHEMA_VERSION,
+                            args.out, data={"db": str(args.db), "held_out_families": args.holdout},
+                            command="tgraph " + shlex.join(args.argv))
+    history = card["history"]
+    print(f"trained {history['steps']} steps on {len(card['training_data']['train_tasks'])} tasks; best "
+          f"validation Kendall tau {history['best_val_kendall_tau']:.3f} at step {history['best_step']} "
+          f"({len(card['training_data']['val_tasks'])} tasks); wrote {args.out} and its card")
+    return 0
+
+
+def add_eval(sub) -> None:
+    p = sub.add_parser(
+        "eval", help="rank held-out tasks with TGraph, XGBoost and MLP; zero-shot and online",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph eval --db data/raw --families transformer --model ckpt/tgraph.safetensors \\\n"
+               "      --train-db data/raw --baselines xgb,mlp --json results.json --png scatter.png",
+    )
+    p.add_argument("--db", required=True, help="database with the tasks to rank")
+    p.add_argument("--model", required=True, help="TGraph checkpoint")
+    p.add_argument("--train-db", required=True, help="the data the checkpoint was trained on (trains the baselines)")
+    p.add_argument("--families", help="evaluate only these families of --db (comma-separated); "
+                                      "they are left out of --train-db")
+    p.add_argument("--baselines", default="xgb,mlp", help="comma-separated: xgb, mlp (default both)")
+    p.add_argument("--online-k", default="32,64", help="online settings: measured candidates given first")
+    p.add_argument("--json", help="write the full report here")
+    p.add_argument("--png", help="write predicted-vs-measured scatter plots here")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_eval)
+
+
+def _cmd_eval(args) -> int:
+    from ..dataset import load_measured_tasks
+    from ..evaluate import evaluate, format_table, plot_scatter
+    from ..tvm_env import make_target
+
+    target = make_target(args.target)
+    eval_tasks = load_measured_tasks(args.db, target, families=args.families)
+    train_tasks = load_measured_tasks(args.train_db, target, exclude_families=args.families)
+    if not eval_tasks:
+        raise ValueError(f"no task of {args.db} matches --families {args.families}")
+    baselines = tuple(b for b in args.baselines.split(",") if b)
+    unknown = set(baselines) - {"xgb", "mlp"}
+    if unknown:
+        raise ValueError(f"unknown baselines {sorted(unknown)}: use xgb and/or mlp")
+    report = evaluate(eval_tasks, train_tasks, args.model, baselines,
+                      tuple(int(k) for k in args.online_k.split(",") if k), seed=args.seed)
+    print(format_table(report))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    if args.png:
+        plot_scatter(report, args.png)
+    return 0

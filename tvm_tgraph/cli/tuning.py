@@ -1,0 +1,140 @@
+"""Subcommands that tune: ``tune``, ``demo`` and ``compare``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import tempfile
+from pathlib import Path
+
+from .common import TARGET_HELP
+
+
+def add_tune(sub) -> None:
+    p = sub.add_parser(
+        "tune", help="tune a workload with MetaSchedule and a chosen cost model",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph tune matmul --cost-model tgraph --trials 64 --work-dir runs/mm\n"
+               "  tgraph tune my_ops.py:conv --cost-model xgb --trials 128 --work-dir runs/conv",
+    )
+    p.add_argument("module", help="built-in workload name (see --list) or path/to/file.py:NAME")
+    p.add_argument("--cost-model", choices=["tgraph", "xgb", "xgb-warm16", "random"], default="tgraph",
+                   help="tgraph (default), xgb (TVM's XGBModel as shipped), xgb-warm16 "
+                        "(XGBModel(num_warmup_samples=16)) or random")
+    p.add_argument("--checkpoint", help="TGraph weights to use instead of the shipped checkpoint")
+    p.add_argument("--trials", type=int, default=64, help="measurement budget (default 64)")
+    p.add_argument("--trials-per-iter", type=int, default=16, help="candidates measured per round (default 16)")
+    p.add_argument("--work-dir", required=True, help="directory for the JSON database and logs (appended)")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--strategy", choices=["evolutionary", "pruning", "pruning-light", "replay-trace"],
+                   default="evolutionary",
+                   help="search strategy: MetaSchedule's evolutionary search (default), the pruning search "
+                        "(search.PruningSearch: score a large pool, measure the top-k; -light screens a quarter "
+                        "as much) or random replay")
+    p.add_argument("--rpc-tracker", metavar="HOST:PORT",
+                   help="measure on the RPC servers of this tracker instead of locally (see README, 'device farm')")
+    p.add_argument("--rpc-key", default="local", help="device key the RPC servers registered with (default local)")
+    p.add_argument("--rpc-workers", type=int, default=1, help="candidates measured at once over RPC (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.set_defaults(func=_cmd_tune)
+
+
+def _cmd_tune(args) -> int:
+    from ..tuning import is_relax_module, make_cost_model, tune
+    from ..workloads import load_module
+
+    mod = load_module(args.module)
+    cost_model = make_cost_model(args.cost_model, seed=args.seed, checkpoint=args.checkpoint)
+    runner = None
+    if args.rpc_tracker:
+        from ..rpc import make_rpc_runner
+
+        runner = make_rpc_runner(args.rpc_tracker, args.rpc_key, max_workers=args.rpc_workers)
+    summary = tune(mod, cost_model, args.trials, args.work_dir, target=args.target, seed=args.seed,
+                   trials_per_iter=args.trials_per_iter, strategy=args.strategy, runner=runner)
+    print(f"{args.module} with {args.cost_model}: best latency {summary.best_latency_s * 1e3:.4f} ms"
+          f"{' (sum over tasks)' if is_relax_module(mod) else ''}, first reached at trial {summary.best_trial} of "
+          f"{summary.trials} ({summary.wall_s:.1f} s, {summary.cost_model_s:.1f} s in the cost model); "
+          f"database in {summary.work_dir}")
+    if is_relax_module(mod):
+        from ..end_to_end import measure_end_to_end
+        from ..tvm_env import make_target
+
+        e2e = measure_end_to_end(mod, make_target(args.target), args.work_dir)
+        print(f"end to end (Relax VM): tuned {e2e.tuned_s * 1e3:.4f} ms, untuned default build "
+              f"{e2e.default_s * 1e3:.4f} ms: {e2e.speedup:.2f}x faster; outputs differ by at most {e2e.max_abs_diff:.2e}")
+    return 0
+
+
+def add_demo(sub) -> None:
+    p = sub.add_parser(
+        "demo", help="tune one workload with TGraph and with XGBoost, same budget and seed, side by side",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph demo --workload matmul --trials 64",
+    )
+    p.add_argument("--workload", default="matmul", help="built-in workload (default matmul, 256^3)")
+    p.add_argument("--trials", type=int, default=64, help="budget of each run (default 64)")
+    p.add_argument("--work-dir", help="where both databases go (default: a new temporary directory)")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_demo)
+
+
+def _cmd_demo(args) -> int:
+    from ..tuning import tune
+    from ..workloads import load_module
+
+    root = Path(args.work_dir or tempfile.mkdtemp(prefix="tgraph_demo_"))
+    rows = []
+    for name in ("tgraph", "xgb", "xgb-warm16"):
+        print(f"== tuning {args.workload} with {name}, {args.trials} trials ...", flush=True)
+        summary = tune(load_module(args.workload), name, args.trials, root / name,
+                       target=args.target, seed=args.seed)
+        rows.append((name, summary))
+    print(f"\n{args.workload}: {args.trials} trials each, seed {args.seed}, same builder and runner")
+    print(f"{'cost model':<12} {'best ms':>10} {'at trial':>9} {'wall s':>8}  vs xgb")
+    xgb_best = rows[1][1].best_latency_s
+    for name, s in rows:
+        print(f"{name:<12} {s.best_latency_s * 1e3:>10.4f} {s.best_trial:>9} {s.wall_s:>8.1f}  "
+              f"{s.best_latency_s / xgb_best:>5.2f}x")
+    print(f"databases: {root}")
+    return 0
+
+
+def add_compare(sub) -> None:
+    from ..compare import BUDGETS, DEFAULT_METHODS, METHODS
+
+    p = sub.add_parser(
+        "compare", help="tune the same workloads with TGraph + pruning search, XGBoost and random search",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  tgraph compare --workloads matmul,conv2d_nhwc --trials 256 --seeds 0,1,2 "
+               "--out benchmarks/results/compare\n\nre-running the same command resumes: finished runs are kept",
+    )
+    p.add_argument("--workloads", default="matmul", help="comma-separated built-in names or file.py:NAME (default matmul)")
+    p.add_argument("--methods", default=",".join(DEFAULT_METHODS), help=f"comma-separated, of: {', '.join(METHODS)}")
+    p.add_argument("--trials", type=int, default=max(BUDGETS), help=f"budget per run (default {max(BUDGETS)})")
+    p.add_argument("--trials-per-iter", type=int, default=32, help="candidates measured per round (default 32)")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--out", required=True, help="directory for the runs' databases, compare.{json,md,png}")
+    p.add_argument("--target", help=TARGET_HELP)
+    p.set_defaults(func=_cmd_compare)
+
+
+def _cmd_compare(args) -> int:
+    from ..compare import BUDGETS, compare, format_markdown, plot_curves, summarise
+
+    out = Path(args.out)
+    results = compare(args.workloads.split(","), args.methods.split(","),
+                      [int(s) for s in args.seeds.split(",")], args.trials, out, args.target, args.trials_per_iter)
+    budgets = sorted({b for b in BUDGETS if b <= args.trials} | {args.trials})
+    summary = summarise(results, budgets)
+    table = format_markdown(summary, budgets)
+    command = "tgraph " + shlex.join(args.argv)
+    (out / "compare.json").write_text(json.dumps({"command": command, "summary": summary,
+                                                  "runs": [r.__dict__ for r in results]}, indent=1))
+    (out / "compare.md").write_text(f"Command: `{command}`\n\n{table}")
+    plot_curves(results, out / "compare.png")
+    print(table)
+    print(f"wrote {out / 'compare.md'}, compare.json and compare.png")
+    return 0
