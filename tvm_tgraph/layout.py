@@ -125,13 +125,6 @@ def load_layout_data(folder: str | Path) -> tuple[LayoutSpace, Measured, dict]:
     return space, read_measurements(folder, space.num_sites), info
 
 
-def split_indices(count: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(train, test) indices of ``count`` configurations, disjoint, seeded."""
-    order = np.random.default_rng(seed).permutation(count)
-    cut = count - int(round(test_fraction * count))
-    return np.sort(order[:cut]), np.sort(order[cut:])
-
-
 def network_config(**overrides):
     from .convert.relax_layout import CONFIG_FEATURES, GLOBAL_FEATURES, NODE_FEATURES, NODE_KINDS
     from .nn import TGraphConfig
@@ -146,13 +139,13 @@ def train_layout_model(folder: str | Path, out: str | Path, config, test_fractio
     the rest, at least two, decides early stopping); the card records the held-out
     configurations."""
     from .checkpoint import save_checkpoint
-    from .pretrain import evaluate_graphs, pretrain
+    from .pretrain import evaluate_graphs, pretrain, split_configurations
 
     space, measured, info = load_layout_data(folder)
     if len(measured.latency) < 10:
         raise ValueError(f"{folder} has {len(measured.latency)} measured configurations; train needs at least 10")
-    train, test = split_indices(len(measured.latency), test_fraction, config.seed)
-    fit, val = (train[idx] for idx in split_indices(len(train), max(0.1, 2 / len(train)), config.seed + 1))
+    train, test = split_configurations(len(measured.latency), test_fraction, config.seed)
+    fit, val = (train[idx] for idx in split_configurations(len(train), max(0.1, 2 / len(train)), config.seed + 1))
     graph = space.configured_graph(measured.configs, measured.latency, name=info["model"])
     model, history = pretrain({"fit": graph.select(fit)}, {"val": graph.select(val)}, network_config(**config.network),
                               config)

@@ -62,6 +62,14 @@ def split_by_task(names: list[str], val_fraction: float, seed: int) -> tuple[lis
     return sorted(order[count:]), sorted(order[:count])
 
 
+def split_configurations(count: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split ``count`` configurations of one graph into seeded, disjoint, sorted
+    (train, test) index arrays; ``round(test_fraction * count)`` go to test."""
+    order = np.random.default_rng(seed).permutation(count)
+    cut = count - int(round(test_fraction * count))
+    return np.sort(order[:cut]), np.sort(order[cut:])
+
+
 def ranking_metrics(scores: np.ndarray, latency: np.ndarray) -> dict[str, float]:
     """Kendall tau, top-1 and top-5 score and OPA of one task."""
     return {

@@ -19,7 +19,7 @@ from tqdm import tqdm
 from .convert.tpugraphs import TpuGraphsFormatError, feature_schema, load_tpugraphs, network_config
 from .graph import ConfiguredGraph
 from .metrics import kendall_tau, top_k_score
-from .pretrain import PretrainConfig, pretrain, train_checkpoint
+from .pretrain import PretrainConfig, mean_metrics, pretrain, split_configurations, train_checkpoint
 
 #: K of the tile collections' top-K slowdown.
 TILE_TOP_K = 5
@@ -65,8 +65,7 @@ def evaluate_collection(model, graphs: dict[str, ConfiguredGraph], chunk_size: i
 
     per_graph = {name: graph_metrics(predict_scores(model, g, chunk_size), g)
                  for name, g in tqdm(graphs.items(), desc="evaluate", unit="graph")}
-    keys = next(iter(per_graph.values())).keys()
-    return {"per_graph": per_graph, "mean": {k: float(np.nanmean([m[k] for m in per_graph.values()])) for k in keys}}
+    return {"per_graph": per_graph, "mean": mean_metrics(per_graph)}
 
 
 def train_collection(directory: str | Path, out: str | Path, config: PretrainConfig, command: str = "") -> dict:
@@ -90,13 +89,6 @@ def linear_baseline_scores(train: ConfiguredGraph, test: ConfiguredGraph, ridge:
     return -(design(test) @ weights)
 
 
-def split_configurations(graph: ConfiguredGraph, train_fraction: float, seed: int):
-    """(train, test) graphs with disjoint random configurations of ``graph``."""
-    order = np.random.default_rng(seed).permutation(graph.num_configs)
-    cut = int(round(train_fraction * graph.num_configs))
-    return graph.select(np.sort(order[:cut])), graph.select(np.sort(order[cut:]))
-
-
 def configuration_split_eval(path: str | Path, config: PretrainConfig, train_fraction: float = 0.8,
                              val_fraction: float = 0.1) -> dict:
     """Train TGraph on ``train_fraction`` of one file's configurations (``val_fraction`` of
@@ -105,8 +97,8 @@ def configuration_split_eval(path: str | Path, config: PretrainConfig, train_fra
     from .nn import predict_scores
 
     graph = load_tpugraphs(path)
-    train, test = split_configurations(graph, train_fraction, config.seed)
-    fit, val = split_configurations(train, 1.0 - val_fraction, config.seed + 1)
+    train, test = (graph.select(i) for i in split_configurations(graph.num_configs, 1.0 - train_fraction, config.seed))
+    fit, val = (train.select(i) for i in split_configurations(train.num_configs, val_fraction, config.seed + 1))
     model, history = pretrain({graph.name: fit}, {f"{graph.name}/val": val},
                               network_config(graph, **config.network), config)
     return {

@@ -42,13 +42,18 @@ def add_tpugraphs(sub) -> None:
     p.set_defaults(func=_cmd_tpugraphs)
 
 
-def _cmd_tpugraphs(args) -> int:
+def _pretrain_config(args):
+    """The training settings given by ``--steps --eval-every --hidden --seed``."""
     from ..pretrain import PretrainConfig
+
+    return PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed, network={"hidden": args.hidden})
+
+
+def _cmd_tpugraphs(args) -> int:
     from ..tpugraphs import configuration_split_eval, evaluate_collection, load_collection, train_collection
 
     if args.tpugraphs_command == "train":
-        config = PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed,
-                                network={"hidden": args.hidden})
+        config = _pretrain_config(args)
         card = train_collection(args.directory, args.out, config, command="tgraph " + shlex.join(args.argv))
         print(f"trained on {len(card['training_data']['train_tasks'])} graphs; best validation Kendall tau "
               f"{card['history']['best_val_kendall_tau']:.3f}; wrote {args.out}")
@@ -62,8 +67,7 @@ def _cmd_tpugraphs(args) -> int:
         report = evaluate_collection(model, graphs, args.chunk_size)
         print(" ".join(f"{k} {v:.4f}" for k, v in report["mean"].items()) + f" (mean over {len(graphs)} graphs)")
     else:
-        config = PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed,
-                                network={"hidden": args.hidden})
+        config = _pretrain_config(args)
         report = configuration_split_eval(args.file, config, args.train_fraction)
         report["command"] = "tgraph " + shlex.join(args.argv)
         print(f"{report['file']}: {report['test_configs']} held-out configurations of {report['configs']} distinct; "
@@ -125,10 +129,7 @@ def _cmd_layout(args) -> int:
         print(f"{args.out}: {len(measured.latency)} configurations measured; fastest "
               f"{measured.latency.min() * 1e3:.4f} ms, slowest {measured.latency.max() * 1e3:.4f} ms")
     elif args.layout_command == "train":
-        from ..pretrain import PretrainConfig
-
-        config = PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed,
-                                network={"hidden": args.hidden})
+        config = _pretrain_config(args)
         card = layout.train_layout_model(args.folder, args.out, config, command="tgraph " + shlex.join(args.argv))
         print(f"trained on {card['training_data']['train_configs']} configurations; held-out "
               f"({len(card['training_data']['held_out_configs'])}) Kendall tau {card['held_out']['kendall_tau']:.4f}; "
