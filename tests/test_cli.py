@@ -76,7 +76,7 @@ def test_whole_model_tune_reports_end_to_end_latency(tmp_path, capsys):
     source = tmp_path / "model.py"
     source.write_text(
         "import torch\n"
-        "from tvm_tgraph.models import to_relax\n"
+        "from tvm_tgraph.model_zoo import to_relax\n"
         "def mlp():\n"
         "    torch.manual_seed(0)\n"
         "    layer = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))\n"

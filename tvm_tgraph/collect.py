@@ -6,8 +6,15 @@ For each task the collector measures random samples of the design space (MetaSch
 MetaSchedule ``JSONDatabase``. ``tasks.json`` beside it names each workload (task name,
 family, source); ``collect_meta.json`` records the target, runner settings and time taken.
 
-Re-running skips what the database already holds (records are counted per workload), so an
-interrupted run loses at most the batch in flight.
+Tasks are collected one after the other (random samples, then the search, then the next
+task), in an order that cycles through the families, so that a partial collection covers
+every family and a task is rarely split between two machines. Re-running skips what the
+database already holds (records are counted per workload) and draws the random samples of a
+resumed task from a seed that depends on how many it has, so that it measures new samples
+rather than the ones it already has; an interrupted run loses at most the batch in flight.
+
+The CPU of every run is recorded (LLVM's name and the name the kernel reports) in
+``collect_meta.json``; every record's target carries the LLVM name (``mcpu``).
 """
 
 from __future__ import annotations
@@ -45,19 +52,29 @@ class CollectTask:
         return {"name": self.name, "family": self.family, "source": self.source, "shash": shash}
 
 
-# Operator families at varied shapes: (workload function, kwargs).
+# Operator families at varied shapes: (workload function, kwargs). The first shapes of each
+# family are the original suite's; the rest were added with the model zoo.
 OPERATOR_SHAPES = {
     "matmul": [dict(n=128, m=128, k=128), dict(n=256, m=512, k=128), dict(n=64, m=1024, k=256),
-               dict(n=512, m=64, k=512)],
-    "dense_bias_relu": [dict(batch=32, in_dim=512, out_dim=256), dict(batch=128, in_dim=256, out_dim=1024)],
-    "batch_matmul": [dict(batch=4, n=64, m=64, k=128), dict(batch=16, n=32, m=128, k=32)],
+               dict(n=512, m=64, k=512), dict(n=384, m=384, k=64), dict(n=32, m=512, k=2048),
+               dict(n=1024, m=128, k=128)],
+    "dense_bias_relu": [dict(batch=32, in_dim=512, out_dim=256), dict(batch=128, in_dim=256, out_dim=1024),
+                        dict(batch=1, in_dim=1024, out_dim=1024), dict(batch=256, in_dim=64, out_dim=128)],
+    "batch_matmul": [dict(batch=4, n=64, m=64, k=128), dict(batch=16, n=32, m=128, k=32),
+                     dict(batch=12, n=128, m=128, k=64), dict(batch=2, n=256, m=32, k=256)],
     "conv2d_nchw": [dict(c=64, hw=28, k=64, kernel=3), dict(c=32, hw=56, k=32, kernel=1),
-                    dict(c=128, hw=14, k=128, kernel=3, stride=2)],
-    "conv2d_nhwc": [dict(c=64, hw=28, k=64, kernel=3), dict(c=32, hw=56, k=64, kernel=3, stride=2)],
-    "depthwise_conv2d": [dict(c=64, hw=56, kernel=3), dict(c=128, hw=28, kernel=3, stride=2)],
-    "max_pool2d": [dict(c=64, hw=56, kernel=3, stride=2), dict(c=128, hw=28, kernel=2, stride=2)],
-    "softmax": [dict(rows=256, cols=256), dict(rows=64, cols=1024)],
-    "layer_norm": [dict(rows=256, cols=256), dict(rows=64, cols=1024)],
+                    dict(c=128, hw=14, k=128, kernel=3, stride=2), dict(c=3, hw=112, k=32, kernel=7, stride=2),
+                    dict(c=256, hw=7, k=256, kernel=3), dict(n=4, c=16, hw=32, k=32, kernel=3)],
+    "conv2d_nhwc": [dict(c=64, hw=28, k=64, kernel=3), dict(c=32, hw=56, k=64, kernel=3, stride=2),
+                    dict(c=128, hw=14, k=256, kernel=1), dict(c=16, hw=64, k=16, kernel=5)],
+    "depthwise_conv2d": [dict(c=64, hw=56, kernel=3), dict(c=128, hw=28, kernel=3, stride=2),
+                         dict(c=256, hw=14, kernel=5), dict(c=32, hw=112, kernel=3), dict(c=96, hw=28, kernel=7)],
+    "max_pool2d": [dict(c=64, hw=56, kernel=3, stride=2), dict(c=128, hw=28, kernel=2, stride=2),
+                   dict(n=4, c=32, hw=32, kernel=3, stride=1)],
+    "softmax": [dict(rows=256, cols=256), dict(rows=64, cols=1024), dict(rows=1024, cols=64),
+                dict(rows=2048, cols=128)],
+    "layer_norm": [dict(rows=256, cols=256), dict(rows=64, cols=1024), dict(rows=512, cols=768),
+                   dict(rows=4096, cols=64)],
     "fused_elementwise": [dict(rows=512, cols=512)],
 }
 
@@ -76,18 +93,38 @@ def operator_tasks() -> list[CollectTask]:
 
 
 def model_tasks(target) -> list[CollectTask]:
-    """The fused TIR tasks of the small models of :mod:`tvm_tgraph.models`."""
-    from .models import MODELS, extract_tir_tasks, to_relax
+    """The fused TIR tasks of the models of :mod:`tvm_tgraph.model_zoo`, at each of their
+    :data:`~tvm_tgraph.model_zoo.SUITE_SIZES` (tasks of the default size are named
+    ``family/task``, others ``family[size]/task``)."""
+    from .model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
 
     tasks = []
-    for family, build in MODELS.items():
-        for name, mod, _weight in extract_tir_tasks(to_relax(*build()), target):
-            tasks.append(CollectTask(f"{family}/{name}", family, f"models.{family}() via torch.export", mod))
+    for family, sizes in SUITE_SIZES.items():
+        for size in sizes:
+            label = "_".join(f"{k}{v}" for k, v in size.items())
+            prefix = f"{family}[{label}]" if label else family
+            source = f"model_zoo.{family}({', '.join(f'{k}={v}' for k, v in size.items())}) via torch.export"
+            for name, mod, _weight in extract_tir_tasks(to_relax(*MODELS[family](**size)), target):
+                tasks.append(CollectTask(f"{prefix}/{name}", family, source, mod))
     return tasks
 
 
+def interleave_families(tasks: list[CollectTask]) -> list[CollectTask]:
+    """Reorder ``tasks`` to cycle through the families (one task of each in turn), keeping
+    the order within a family, so that any prefix of a collection covers many families."""
+    by_family: dict[str, list[CollectTask]] = {}
+    for task in tasks:
+        by_family.setdefault(task.family, []).append(task)
+    queues = list(by_family.values())
+    order = []
+    for i in range(max(map(len, queues), default=0)):
+        order += [queue[i] for queue in queues if i < len(queue)]
+    return order
+
+
 def default_suite(target) -> list[CollectTask]:
-    """Operator families and model tasks, de-duplicated by structural hash (first wins)."""
+    """Operator families and model tasks, de-duplicated by structural hash (first wins),
+    interleaved across families (:func:`interleave_families`)."""
     import tvm_ffi
 
     seen, suite = set(), []
@@ -96,7 +133,23 @@ def default_suite(target) -> list[CollectTask]:
         if key not in seen:
             seen.add(key)
             suite.append(task)
-    return suite
+    return interleave_families(suite)
+
+
+def host_cpu_names() -> dict[str, str]:
+    """The host CPU as LLVM names it (``mcpu``) and as the kernel reports it."""
+    import platform
+
+    from .tvm_env import host_cpu
+
+    name = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    return {"llvm": host_cpu(), "name": name}
 
 
 def records_per_workload(work_dir: Path) -> dict[str, int]:
@@ -127,20 +180,24 @@ def distinct_candidates(task: CollectTask, target, samples: int = SPACE_PROBE_DR
 
 @dataclass
 class CollectPlan:
+    """Per task: ``random_trials`` random samples, then evolutionary search up to
+    ``random_trials + evolutionary_trials`` candidates, ``trials_per_iter`` per round."""
+
     random_trials: int = 64
-    evolutionary_trials: int = 192
-    trials_per_iter: int = 32
+    evolutionary_trials: int = 96
+    trials_per_iter: int = 48
     seed: int = 0
 
 
 def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, target) -> dict:
     """Measure the tasks' candidates into ``out_dir`` (a JSONDatabase), resuming.
 
-    Phase 1 tops every task up to ``random_trials`` candidates with random samples, phase 2
-    up to ``random_trials + evolutionary_trials`` with evolutionary search. A task whose
-    design space has few distinct schedules (fewer than ``SMALL_SPACE_DISTINCT`` in
-    ``SPACE_PROBE_DRAWS`` draws) gets as many random trials as it has schedules and no
-    search. Each run's plan is recorded in the metadata.
+    Task by task, phase 1 tops the task up to ``random_trials`` candidates with random
+    samples, phase 2 up to ``random_trials + evolutionary_trials`` with evolutionary search.
+    A task whose design space has few distinct schedules (fewer than
+    ``SMALL_SPACE_DISTINCT`` in ``SPACE_PROBE_DRAWS`` draws, probed when its turn comes)
+    gets as many random trials as it has schedules and no search. Each run's plan and CPU
+    are recorded in the metadata.
 
     Returns
     -------
@@ -161,23 +218,28 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {"seconds": 0.0, "runs": []}
 
     shashes = {task.name: str(tvm_ffi.structural_hash(task.mod)) for task in tasks}
+    # A task already indexed under another name (an older suite's) keeps that name.
+    named = {entry["shash"]: name for name, entry in index.items()}
+    tasks = [t for t in tasks if named.get(shashes[t.name], t.name) == t.name]
     for task in tasks:
-        entry = index.get(task.name) or task.info(shashes[task.name])
-        if "distinct_in_64" not in entry:
-            entry["distinct_in_64"] = distinct_candidates(task, target)
-        index[task.name] = entry
-    index_path.write_text(json.dumps(index, indent=1))
+        index.setdefault(task.name, task.info(shashes[task.name]))
+    write_json_atomic(index_path, index)
 
     def budget(task: CollectTask, phase: int) -> int:
-        distinct = index[task.name]["distinct_in_64"]
-        if distinct < SMALL_SPACE_DISTINCT:
-            return distinct
+        entry = index[task.name]
+        if "distinct_in_64" not in entry:   # probed when the task's turn comes
+            entry["distinct_in_64"] = distinct_candidates(task, target)
+            write_json_atomic(index_path, index)
+        if entry["distinct_in_64"] < SMALL_SPACE_DISTINCT:
+            return entry["distinct_in_64"]
         return plan.random_trials if phase == 1 else plan.random_trials + plan.evolutionary_trials
 
     counts = records_per_workload(out_dir)
-    todo = sum(max(0, budget(t, 2) - counts.get(shashes[t.name], 0)) for t in tasks)
+    todo = sum(max(0, plan.random_trials + plan.evolutionary_trials - counts.get(shashes[t.name], 0))
+               for t in tasks)
     builder, runner = FastBuilder(), make_runner(**COLLECT_EVALUATOR)
-    run = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": 0.0, "plan": asdict(plan)}
+    run = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "seconds": 0.0, "plan": asdict(plan),
+           "cpu": host_cpu_names()}
     meta["runs"].append(run)
     meta.update(target=str(target), evaluator=COLLECT_EVALUATOR, plan=asdict(plan),
                 latency="median of run_secs (the ten repeats)")
@@ -188,28 +250,44 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
         run["seconds"] = time.time() - started
         run["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
         meta["seconds"] = previous + run["seconds"]
-        meta_path.write_text(json.dumps(meta, indent=1))
+        write_json_atomic(meta_path, meta)
 
     bar = tqdm(total=todo, desc="collect", unit="cand")
     try:
-        for phase in (1, 2):
-            for task in tasks:
-                need = budget(task, phase) - counts.get(shashes[task.name], 0)
+        for task in tasks:
+            for phase in (1, 2):
+                have = counts.get(shashes[task.name], 0)
+                need = budget(task, phase) - have
                 if need <= 0:
                     continue
                 bar.set_description(f"collect {task.name[:40]}")
                 strategy = ms.search_strategy.ReplayTrace() if phase == 1 else "evolutionary"
                 cost_model = "random" if phase == 1 else "xgb-warm16"
-                tune(task.mod, cost_model, need, out_dir, target=target, seed=plan.seed + phase,
+                # The seed moves on with what the task holds: a resumed task draws new samples.
+                tune(task.mod, cost_model, need, out_dir, target=target, seed=resume_seed(plan.seed, phase, have),
                      trials_per_iter=min(plan.trials_per_iter, need), builder=builder, runner=runner,
                      strategy=strategy, progress=bar, shutdown_builder=False)
                 counts = records_per_workload(out_dir)
-                save_meta()
+            save_meta()
     finally:
         bar.close()
         builder.shutdown()
         save_meta()
     return meta
+
+
+def resume_seed(seed: int, phase: int, measured: int) -> int:
+    """The search seed of a task's phase, given how many candidates the task already has:
+    the plan's seeds for a fresh task, others for a resumed one (so it does not draw again
+    the random samples it measured before it was interrupted)."""
+    return seed + phase + 7919 * measured
+
+
+def write_json_atomic(path: Path, value) -> None:
+    """Replace ``path`` with ``value`` as JSON in one step (a kill leaves the old file or the new)."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(json.dumps(value, indent=1))
+    tmp.replace(path)
 
 
 def data_card(db_dir: str | Path) -> str:

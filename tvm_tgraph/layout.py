@@ -30,7 +30,7 @@ LAYOUT_MODELS = {
 
 def load_model(name: str):
     """The Relax IRModule of a :data:`LAYOUT_MODELS` entry (or a built-in/``file.py:NAME`` module)."""
-    from .models import MODELS, to_relax
+    from .model_zoo import MODELS, to_relax
     from .workloads import load_module
 
     if name in LAYOUT_MODELS:

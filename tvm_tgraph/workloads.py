@@ -129,7 +129,7 @@ WORKLOADS: dict[str, Callable] = {
 
 def _relax_model(family: str, **sizes):
     def build():
-        from .models import MODELS, to_relax
+        from .model_zoo import MODELS, to_relax
 
         return to_relax(*MODELS[family](**sizes))
 

@@ -12,12 +12,12 @@ from tvm_tgraph.cli import main
 from tvm_tgraph.convert.relax_layout import LayoutSpace
 from tvm_tgraph.errors import RecordError, UnsupportedProgramError
 
-TINY = "from tvm_tgraph.models import MODELS, to_relax\ndef tiny():\n    return to_relax(*MODELS['resnet'](width=4, image=8))\n"
+TINY = "from tvm_tgraph.model_zoo import MODELS, to_relax\ndef tiny():\n    return to_relax(*MODELS['resnet'](width=4, image=8))\n"
 
 
 @pytest.fixture(scope="module")
 def tiny_resnet():
-    from tvm_tgraph.models import MODELS, to_relax
+    from tvm_tgraph.model_zoo import MODELS, to_relax
 
     return to_relax(*MODELS["resnet"](width=4, image=8))
 
@@ -56,7 +56,7 @@ def test_rewrite_computes_the_same_function(tiny_resnet, target):
 def test_model_without_layout_choices_is_refused():
     import torch
 
-    from tvm_tgraph.models import to_relax
+    from tvm_tgraph.model_zoo import to_relax
 
     with pytest.raises(UnsupportedProgramError, match="no operator with a layout choice"):
         LayoutSpace(to_relax(torch.nn.ReLU(), torch.randn(4, 4)))
