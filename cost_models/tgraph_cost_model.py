@@ -58,9 +58,9 @@ class TGraphCostModel(PyCostModel):
     Parameters
     ----------
     checkpoint : str or path, optional
-        Weights to load (default: the checkpoint shipped with the package, if any). A
-        checkpoint that cannot be loaded is logged as an error and the model starts
-        untrained (use ``load`` to make it raise instead).
+        Weights to load; one that cannot be loaded raises ``CheckpointError``. Default:
+        the checkpoint shipped with the package; if that one is missing or unusable, a
+        warning is logged and the model starts untrained.
     use_pretrained : bool
         ``False`` starts from an untrained network whatever ships (default ``True``).
     online : bool
@@ -116,23 +116,28 @@ class TGraphCostModel(PyCostModel):
         self.checkpoint_error: str | None = None
         self._trainer = None
         self._logged: set[tuple[str, str]] = set()
+        #: Tasks the network gave up on (conversion or training failed): task key -> reason.
+        self.failed_tasks: dict[str, tuple[str, str]] = {}
         #: Candidates scored by the network and by the fallback so far.
         self.scored = {"network": 0, "fallback": 0}
         if not use_pretrained:
             if checkpoint is not None:
                 raise ValueError("give a checkpoint or use_pretrained=False, not both")
             return
-        path = Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT
-        if checkpoint is None and not path.is_file():
-            logger.warning(
-                "TGraphCostModel: no pretrained checkpoint is shipped (%s); the network starts "
-                "untrained and XGBoost ranks each task until the network has learned it online", path)
+        if checkpoint is not None:
+            self._load_network(Path(checkpoint))   # the caller asked for it: an error if unusable
+            return
+        if not DEFAULT_CHECKPOINT.is_file():
+            self.checkpoint_error = f"no pretrained checkpoint is shipped ({DEFAULT_CHECKPOINT})"
+            logger.warning("TGraphCostModel: %s; the network starts untrained and XGBoost ranks each "
+                           "task until the network has learned it online", self.checkpoint_error)
             return
         try:
-            self._load_network(path)
+            self._load_network(DEFAULT_CHECKPOINT)
         except CheckpointError as err:
             self.checkpoint_error = str(err)
-            logger.error("TGraphCostModel: %s; starting untrained, XGBoost serves until then", err)
+            logger.warning("TGraphCostModel: the shipped checkpoint cannot be used: %s; starting "
+                           "untrained, XGBoost ranks each task until the network has learned it", err)
 
     def __str__(self) -> str:
         state = "pretrained" if self.pretrained else "untrained"
@@ -165,13 +170,14 @@ class TGraphCostModel(PyCostModel):
                 self._trainer.set_task(key, self.store.graph(key))
 
     def _unready_reason(self, key: str) -> tuple[str, str] | None:
+        if key in self.failed_tasks:
+            return self.failed_tasks[key]
         if self.pretrained:
             return None
         have = self.store.num_samples(key)
         if self.network is not None and have >= self.min_online_samples:
             return None
-        why = f"checkpoint failed to load ({self.checkpoint_error})" if self.checkpoint_error \
-            else "no pretrained checkpoint"
+        why = self.checkpoint_error or "started untrained (use_pretrained=False)"
         return "cold", f"{why}, and {have} of the {self.min_online_samples} measurements " \
                        "of this task needed to train online"
 
@@ -190,19 +196,18 @@ class TGraphCostModel(PyCostModel):
 
         if not candidates:
             return np.zeros(0, dtype=np.float64)
-        unready = self._unready_reason(shash2hex(context.mod))
+        key = shash2hex(context.mod)
+        unready = self._unready_reason(key)
         if unready is None:
             try:
                 graph = self.converter.convert(context, candidates)
-                scores = self._scores(graph, self.store.num_samples(shash2hex(context.mod)))
+                scores = self._scores(graph, self.store.num_samples(key))
                 if np.all(np.isfinite(scores)):
                     self.scored["network"] += len(candidates)
                     return _normalise(scores).astype(np.float64)
                 unready = "nonfinite", "the network produced non-finite scores"
-            except UnsupportedProgramError as err:
-                unready = "unsupported", f"the program cannot be converted: {err}"
-            except Exception as err:  # noqa: BLE001 - any network failure falls back, logged
-                unready = "error", f"the network failed: {type(err).__name__}: {err}"
+            except Exception as err:  # noqa: BLE001 - any failure hands the task to XGBoost, logged
+                unready = self._give_up(key, err)
         self._log_fallback(context, *unready)
         self.scored["fallback"] += len(candidates)
         return np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
@@ -231,18 +236,28 @@ class TGraphCostModel(PyCostModel):
         if not measured:
             return
         key = shash2hex(context.mod)
+        if key in self.failed_tasks:
+            return
         try:
             graph = self.converter.convert(
                 context, [c for c, _ in measured], runtime=np.asarray([lat for _, lat in measured])
             )
-        except UnsupportedProgramError as err:
-            self._log_fallback(context, "unsupported", f"the program cannot be converted: {err}")
-            return
-        if self.store.add(key, graph) == 0:
-            return
-        self._ensure_network(graph)
-        self._trainer.set_task(key, self.store.graph(key))
-        self._trainer.train(self.update_max_steps, self.update_time_budget_s, focus=key)
+            if self.store.add(key, graph) == 0:
+                return
+            self._ensure_network(graph)
+            self._trainer.set_task(key, self.store.graph(key))
+            self._trainer.train(self.update_max_steps, self.update_time_budget_s, focus=key)
+        except Exception as err:  # noqa: BLE001 - as in predict: the task goes to XGBoost, logged
+            self._log_fallback(context, *self._give_up(key, err))
+
+    def _give_up(self, key: str, err: Exception) -> tuple[str, str]:
+        """Hand task ``key`` to the fallback for good after ``err``; returns (category, reason)."""
+        if isinstance(err, UnsupportedProgramError):
+            reason = "unsupported", f"the program cannot be converted: {err}"
+        else:
+            reason = "error", f"the network failed: {type(err).__name__}: {err}"
+        self.failed_tasks[key] = reason
+        return reason
 
     def save(self, path: str) -> None:
         """Save the network, the measured data and the fallback to directory ``path``.

@@ -39,22 +39,25 @@ def test_corrupted_weights_are_detected(tmp_path, model):
     path = tmp_path / "m.safetensors"
     save_checkpoint(path, model, "schema-x")
     data = bytearray(path.read_bytes())
-    data[100:140] = b"\x00" * 40
+    data[-40:] = b"\x00" * 40
     path.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match="do not match their model card"):
         load_checkpoint(path)
 
 
-def test_garbage_with_a_matching_card_is_refused(tmp_path, model):
-    import hashlib
+@pytest.mark.parametrize("content", [b"not a safetensors file", b"", b"\xff" * 64])
+def test_garbage_is_refused(tmp_path, content):
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(content)
+    with pytest.raises(CheckpointError, match="not a readable safetensors checkpoint"):
+        load_checkpoint(path)
 
+
+def test_truncated_file_is_refused(tmp_path, model):
     path = tmp_path / "m.safetensors"
     save_checkpoint(path, model, "schema-x")
-    path.write_bytes(b"not a safetensors file")
-    card = json.loads(card_path(path).read_text())
-    card["weights_sha256"] = hashlib.sha256(b"not a safetensors file").hexdigest()
-    card_path(path).write_text(json.dumps(card))
-    with pytest.raises(CheckpointError, match="cannot be loaded"):
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(CheckpointError, match="truncated"):
         load_checkpoint(path)
 
 
@@ -65,9 +68,39 @@ def test_other_feature_schema_is_refused(tmp_path, model):
         load_checkpoint(path, feature_schema="schema-new")
 
 
-def test_card_that_is_not_json(tmp_path, model):
+def test_the_card_travels_inside_the_weights_file(tmp_path, model):
+    """The readable .json copy is not needed to load, nor trusted."""
     path = tmp_path / "m.safetensors"
-    save_checkpoint(path, model, "schema-x")
+    save_checkpoint(path, model, "schema-x", seed=7)
     card_path(path).write_text("{broken")
-    with pytest.raises(CheckpointError, match="not valid JSON"):
-        load_checkpoint(path)
+    assert load_checkpoint(path)[1]["seed"] == 7
+    card_path(path).unlink()
+    assert load_checkpoint(path)[1]["seed"] == 7
+
+
+@pytest.mark.parametrize("killed_at_replace", [1, 2])
+def test_a_kill_during_save_leaves_a_loadable_checkpoint(tmp_path, model, monkeypatch, killed_at_replace):
+    """Kill the save at its first or second file replacement: the old checkpoint or the
+    new one loads, whole (each with its own card)."""
+    import os
+
+    import tvm_tgraph.checkpoint as checkpoint
+
+    path = tmp_path / "m.safetensors"
+    save_checkpoint(path, model, "schema-x", seed=1)
+    newer = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2))
+    calls, real_replace = {"n": 0}, os.replace
+
+    def replace_then_die(src, dst):
+        calls["n"] += 1
+        if calls["n"] == killed_at_replace:
+            raise KeyboardInterrupt("killed")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(checkpoint.os, "replace", replace_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(path, newer, "schema-x", seed=2)
+    monkeypatch.undo()
+    loaded, card = load_checkpoint(path)
+    expected = {1: (1, 16), 2: (2, 8)}[killed_at_replace]
+    assert (card["seed"], loaded.config.hidden) == expected

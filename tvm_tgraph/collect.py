@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import RECORD_FILE, WORKLOAD_FILE, open_database
+from .database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database
+from .errors import RecordError
 
 #: The collector's evaluator: one run per repeat, ten repeats, cache flushed, latency is
 #: the median of the repeats. TVM_NOTES.md measured it at 8-11 runs/s with a Spearman of
@@ -156,12 +157,11 @@ def records_per_workload(work_dir: Path) -> dict[str, int]:
     """Structural hash (as the database writes it) -> number of records, for a database."""
     if not (work_dir / RECORD_FILE).is_file():
         return {}
-    hashes = [json.loads(line)[0] for line in (work_dir / WORKLOAD_FILE).read_text().splitlines() if line.strip()]
+    workloads, records = read_database(work_dir)
     counts: dict[str, int] = {}
-    for line in (work_dir / RECORD_FILE).read_text().splitlines():
-        if line.strip():
-            shash = hashes[json.loads(line)[0]]
-            counts[shash] = counts.get(shash, 0) + 1
+    for index, _ in records:
+        shash = workloads[index][0]
+        counts[shash] = counts.get(shash, 0) + 1
     return counts
 
 
@@ -283,11 +283,16 @@ def resume_seed(seed: int, phase: int, measured: int) -> int:
     return seed + phase + 7919 * measured
 
 
-def write_json_atomic(path: Path, value) -> None:
-    """Replace ``path`` with ``value`` as JSON in one step (a kill leaves the old file or the new)."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step (a kill leaves the old file or the new)."""
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(json.dumps(value, indent=1))
+    tmp.write_text(text)
     tmp.replace(path)
+
+
+def write_json_atomic(path: Path, value) -> None:
+    """Replace ``path`` with ``value`` as JSON in one step."""
+    write_text_atomic(path, json.dumps(value, indent=1))
 
 
 def data_card(db_dir: str | Path) -> str:
@@ -295,9 +300,12 @@ def data_card(db_dir: str | Path) -> str:
     from .database import latencies_in_trial_order
 
     db_dir = Path(db_dir)
+    for name in ("tasks.json", "collect_meta.json"):
+        if not (db_dir / name).is_file():
+            raise RecordError(f"{db_dir / name} does not exist: {db_dir} was not written by `tgraph collect`")
     index = json.loads((db_dir / "tasks.json").read_text())
     meta = json.loads((db_dir / "collect_meta.json").read_text())
-    hashes = [json.loads(line)[0] for line in (db_dir / WORKLOAD_FILE).read_text().splitlines() if line.strip()]
+    hashes = [shash for shash, _ in read_database(db_dir)[0]]
     latency, workload = latencies_in_trial_order(db_dir)
     by_hash = {entry["shash"]: name for name, entry in index.items()}
     rows, families = [], {}

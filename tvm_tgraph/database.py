@@ -3,37 +3,71 @@
 Every command that reads or writes tuning records uses MetaSchedule's own format
 (``database_workload.json`` + ``database_tuning_record.json``, one JSON value a line,
 appended, never rewritten). TVM reads a malformed file with an opaque C++ error;
-:func:`open_database` checks the files first and names the file and line at fault.
+:func:`open_database` checks the files first and names the file and line at fault. A last
+line cut short by a crash during an append is expected, not an error: readers skip it with
+a warning, and a command that appends sets it aside first.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 
 import numpy as np
 
 from .errors import RecordError
 
+logger = logging.getLogger("tvm_tgraph.database")
+
 WORKLOAD_FILE = "database_workload.json"
 RECORD_FILE = "database_tuning_record.json"
 
 
-def _check_lines(path: Path, check) -> int:
-    count = 0
-    with path.open() as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise RecordError(f"{path} line {number} is not valid JSON: {err}") from None
-            problem = check(value)
-            if problem:
-                raise RecordError(f"{path} line {number} is malformed: {problem}")
-            count += 1
-    return count
+def _parsed_lines(path: Path, check) -> list:
+    """The JSON values of ``path``'s lines, each checked by ``check``.
+
+    A last line without its newline that is not valid JSON is a record torn by a crash
+    during an append: it is left out, with one warning naming the file and line. Any other
+    malformed line is an error.
+    """
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    values = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            if number == len(lines):   # no newline after it: torn by a crash mid-append
+                _warn_torn(path, number)
+                break
+            raise RecordError(f"{path} line {number} is not valid JSON: {err}") from None
+        problem = check(value)
+        if problem:
+            raise RecordError(f"{path} line {number} is malformed: {problem}")
+        values.append(value)
+    return values
+
+
+_warned_torn: set[tuple[str, int]] = set()
+
+
+def _warn_torn(path: Path, number: int) -> None:
+    if (str(path), number) not in _warned_torn:
+        _warned_torn.add((str(path), number))
+        logger.warning("%s line %d is a record torn by an interrupted write: reading the %d lines before it",
+                       path, number, number - 1)
+
+
+def torn_tail(path: Path) -> int:
+    """Bytes after the last newline of ``path`` (a torn last line), 0 if none or no file."""
+    if not path.is_file():
+        return 0
+    data = path.read_bytes()
+    return len(data) - (data.rfind(b"\n") + 1)
 
 
 def _workload_problem(value) -> str | None:
@@ -54,13 +88,16 @@ def _record_problem(value, num_workloads: int) -> str | None:
     return None
 
 
-def validate_database(work_dir: str | Path) -> tuple[int, int]:
-    """Check both files of a JSON database.
+def read_database(work_dir: str | Path) -> tuple[list, list]:
+    """Both files of a JSON database, checked, in the order they were appended.
 
     Returns
     -------
-    (int, int)
-        Number of workloads and of records.
+    (list, list)
+        The workload lines (``[structural hash, encoded module]``) and the record lines
+        (``[workload index, [trace, run_secs, target, args_info]]``) as JSON values, records
+        in measurement order (MetaSchedule's ``get_all_tuning_records`` sorts them by run
+        time). A torn last line is left out with a warning.
 
     Raises
     ------
@@ -72,29 +109,95 @@ def validate_database(work_dir: str | Path) -> tuple[int, int]:
     for path in (workload_path, record_path):
         if not path.is_file():
             raise RecordError(f"tuning database file {path} does not exist")
-    workloads = _check_lines(workload_path, _workload_problem)
-    records = _check_lines(record_path, lambda v: _record_problem(v, workloads))
+    workloads = _parsed_lines(workload_path, _workload_problem)
+    records = _parsed_lines(record_path, lambda v: _record_problem(v, len(workloads)))
     return workloads, records
 
 
+def validate_database(work_dir: str | Path) -> tuple[int, int]:
+    """Check both files of a JSON database (see :func:`read_database`).
+
+    Returns
+    -------
+    (int, int)
+        Number of workloads and of records.
+    """
+    workloads, records = read_database(work_dir)
+    return len(workloads), len(records)
+
+
+def _set_torn_tail_aside(path: Path) -> None:
+    """Before appending to ``path``: move a torn last line to ``<path>.torn`` (appended
+    there) and cut it from ``path``, so that the next record starts on a line of its own.
+    Only the bytes of the unfinished line are moved; every complete line stays as it is."""
+    torn = torn_tail(path)
+    if not torn:
+        return
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        handle.seek(size - torn)
+        fragment = handle.read()
+    try:
+        json.loads(fragment)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        pass
+    else:   # a whole record that only lacks its newline: complete it
+        with path.open("ab") as handle:
+            handle.write(b"\n")
+        return
+    with path.with_name(path.name + ".torn").open("ab") as aside:
+        aside.write(fragment + b"\n")
+        aside.flush()
+        os.fsync(aside.fileno())
+    os.truncate(path, size - torn)
+    logger.warning("%s ended in a record torn by an interrupted write (%d bytes): moved to %s.torn",
+                   path, torn, path.name)
+
+
 def open_database(work_dir: str | Path, create: bool = False):
-    """Open ``work_dir`` as a MetaSchedule ``JSONDatabase``, validating existing files.
+    """Open ``work_dir`` as a MetaSchedule database, validating existing files.
 
     Parameters
     ----------
     create : bool
-        Allow a new, empty database (a tuning run's output); reading commands pass False.
+        Open for appending (a tuning run's output): the directory is created if needed
+        (``RecordError`` if it cannot be) and a torn last line is set aside first (see
+        :func:`_set_torn_tail_aside`). Reading commands pass False and get the valid
+        records (a torn last line is left out, with a warning) without changing any file.
     """
     from tvm.s_tir.meta_schedule.database import JSONDatabase
 
     work_dir = Path(work_dir)
-    if create:
-        work_dir.mkdir(parents=True, exist_ok=True)
-        if (work_dir / WORKLOAD_FILE).is_file() and (work_dir / RECORD_FILE).is_file():
-            validate_database(work_dir)
-    else:
+    paths = (work_dir / WORKLOAD_FILE, work_dir / RECORD_FILE)
+    if not create:
         validate_database(work_dir)
-    return JSONDatabase(work_dir=str(work_dir), allow_missing=create)
+        if any(torn_tail(path) for path in paths):
+            return _memory_database(work_dir)
+        return JSONDatabase(work_dir=str(work_dir), allow_missing=False)
+    try:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        probe = work_dir / f".write-probe-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise RecordError(f"cannot write the tuning database in {work_dir}: {err.strerror or err}") from None
+    if all(path.is_file() for path in paths):
+        validate_database(work_dir)
+        for path in paths:
+            _set_torn_tail_aside(path)
+    return JSONDatabase(work_dir=str(work_dir), allow_missing=True)
+
+
+def _memory_database(work_dir: Path):
+    """A ``MemoryDatabase`` holding the valid records of ``work_dir`` (read-only use)."""
+    from tvm.s_tir.meta_schedule.database import MemoryDatabase, TuningRecord, Workload
+
+    workload_lines, record_lines = read_database(work_dir)
+    workloads = [Workload.from_json(line) for line in workload_lines]
+    database = MemoryDatabase()
+    for index, record in record_lines:
+        database.commit_tuning_record(TuningRecord.from_json(record, workloads[index]))
+    return database
 
 
 def median_latency(run_secs) -> float:
@@ -112,13 +215,6 @@ def latencies_in_trial_order(work_dir: str | Path) -> tuple[np.ndarray, np.ndarr
         ``(records,)`` seconds (``inf`` marks a failed candidate) and ``(records,)`` int64
         workload indices (line numbers in the workload file, from 0).
     """
-    work_dir = Path(work_dir)
-    validate_database(work_dir)
-    latencies, workloads = [], []
-    with (work_dir / RECORD_FILE).open() as handle:
-        for line in handle:
-            if line.strip():
-                index, record = json.loads(line)
-                workloads.append(index)
-                latencies.append(median_latency(record[1]))
-    return np.asarray(latencies, dtype=np.float64), np.asarray(workloads, dtype=np.int64)
+    _, records = read_database(work_dir)
+    latencies = [median_latency(record[1]) for _, record in records]
+    return np.asarray(latencies, dtype=np.float64), np.asarray([i for i, _ in records], dtype=np.int64)

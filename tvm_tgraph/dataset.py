@@ -2,7 +2,7 @@
 
 A collected database (``tgraph collect``) holds MetaSchedule's two files plus ``tasks.json``,
 which names each workload and its family. :func:`load_measured_tasks` groups the records
-by workload, in the order they were measured, and makes each a :class:`MeasuredTask`.
+by workload and CPU, in the order they were measured, and makes each a :class:`MeasuredTask`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import median_latency, open_database
+from .database import median_latency, read_database
 from .errors import RecordError
 
 
@@ -31,6 +31,8 @@ class MeasuredTask:
         Successfully measured candidates only.
     latency : np.ndarray
         ``(len(candidates),)`` seconds, median of ``run_secs``.
+    cpu : str
+        The CPU the candidates were measured on (LLVM's name, from the records' target).
     """
 
     name: str
@@ -38,6 +40,7 @@ class MeasuredTask:
     context: object
     candidates: list
     latency: np.ndarray
+    cpu: str = ""
 
     def runner_results(self, index=None) -> list:
         """``RunnerResult`` objects carrying the measured latencies (for cost models' ``update``)."""
@@ -50,6 +53,7 @@ class MeasuredTask:
 def resolve_db(path: str | Path) -> Path:
     """A database directory, or a ``.tar.xz`` of one (as shipped in ``data/``), extracted
     beside it into ``.<name>.extracted/`` (again whenever the archive changes)."""
+    import lzma
     import shutil
     import tarfile
 
@@ -62,8 +66,12 @@ def resolve_db(path: str | Path) -> Path:
     marker, stamp = target / ".complete", f"{path.stat().st_size} {path.stat().st_mtime_ns}"
     if not marker.is_file() or marker.read_text() != stamp:
         shutil.rmtree(target, ignore_errors=True)
-        with tarfile.open(path, "r:xz") as archive:
-            archive.extractall(target, filter="data")
+        try:
+            with tarfile.open(path, "r:xz") as archive:
+                archive.extractall(target, filter="data")
+        except (tarfile.TarError, lzma.LZMAError, EOFError) as err:
+            shutil.rmtree(target, ignore_errors=True)
+            raise RecordError(f"database archive {path} is not a readable .tar.xz: {err}") from None
         marker.write_text(stamp)
     members = [p for p in target.iterdir() if p.is_dir()]
     return members[0] if len(members) == 1 and not (target / "tasks.json").is_file() else target
@@ -77,23 +85,34 @@ def _families(names: str | list[str] | None) -> set[str] | None:
 
 def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_families=None,
                         min_candidates: int = 2) -> list[MeasuredTask]:
-    """Read a collected database.
+    """Read a tuning database: one :class:`MeasuredTask` per workload and CPU.
+
+    Candidates keep the order they were measured in (the order of the record file;
+    MetaSchedule's ``get_all_tuning_records`` would sort them by latency, which leaks the
+    answer into anything that splits or chunks them). Timings from two CPUs are never
+    pooled: a workload measured on several (the records' target ``mcpu``) becomes one task
+    per CPU, named ``name@cpu``.
 
     Parameters
     ----------
     db_dir : path
-        A directory written by ``tgraph collect``, or a ``.tar.xz`` of one.
+        A database directory or a ``.tar.xz`` of one: written by ``tgraph collect`` (with
+        ``tasks.json`` naming each workload and its family) or a plain MetaSchedule
+        ``JSONDatabase`` (``tgraph tune``, ``ms.tune_tir``), whose tasks are named after
+        the PrimFunc and a short structural hash, with no family.
     target : tvm.target.Target, optional
         Default: the host llvm target.
     families, exclude_families : str or list of str, optional
-        Keep only these families / drop these (comma-separated string or list).
+        Keep only these families / drop these (comma-separated string or list); these
+        need ``tasks.json``.
     min_candidates : int
         Drop tasks with fewer successfully measured candidates (nothing to rank).
 
     Raises
     ------
     RecordError
-        Missing or malformed database files, or a missing ``tasks.json``.
+        Missing or malformed database files or ``tasks.json``, or families asked of a
+        database without ``tasks.json``.
     """
     import tvm_ffi
     from tvm.s_tir import meta_schedule as ms
@@ -102,36 +121,69 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
 
     register_light_tensor_intrin()
     db_dir = resolve_db(db_dir)
-    database = open_database(db_dir)
-    index_path = db_dir / "tasks.json"
-    if not index_path.is_file():
-        raise RecordError(f"{index_path} does not exist: {db_dir} was not written by `tgraph collect`")
-    try:
-        index = {entry["shash"]: entry for entry in json.loads(index_path.read_text()).values()}
-    except (json.JSONDecodeError, KeyError, AttributeError) as err:
-        raise RecordError(f"{index_path} is malformed: {err}") from None
+    workload_lines, record_lines = read_database(db_dir)
+    index = _task_index(db_dir)
     keep, drop = _families(families), _families(exclude_families)
+    if index is None and (keep or drop):
+        raise RecordError(f"{db_dir} has no tasks.json (it was not written by `tgraph collect`): "
+                          "families are unknown, so --families / --holdout cannot be used with it")
     target = target or make_target()
 
-    grouped: dict[str, list] = {}
-    for record in database.get_all_tuning_records():
-        shash = str(tvm_ffi.structural_hash(record.workload.mod))
-        grouped.setdefault(shash, []).append(record)
+    workloads = [ms.database.Workload.from_json(line) for line in workload_lines]
+    grouped: dict[tuple[int, str], list] = {}
+    for workload_index, record in record_lines:
+        cpu = _record_cpu(record)
+        grouped.setdefault((workload_index, cpu), []).append(record)
+    cpus_of: dict[int, int] = {}
+    for workload_index, _ in grouped:
+        cpus_of[workload_index] = cpus_of.get(workload_index, 0) + 1
     tasks = []
-    for shash, records in grouped.items():
-        entry = index.get(shash)
-        if entry is None:
+    for (workload_index, cpu), records in grouped.items():
+        workload = workloads[workload_index]
+        shash = str(tvm_ffi.structural_hash(workload.mod))
+        if index is None:
+            name, family = f"{_func_name(workload.mod)}_{shash[-8:]}", ""
+        elif shash in index:
+            name, family = index[shash]["name"], index[shash]["family"]
+        else:
             raise RecordError(f"workload {shash} of {db_dir} is not named in tasks.json")
-        if (keep is not None and entry["family"] not in keep) or (drop and entry["family"] in drop):
+        if (keep is not None and family not in keep) or (drop and family in drop):
             continue
-        latency = np.asarray([median_latency(r.run_secs) for r in records])
+        latency = np.asarray([median_latency(r[1]) for r in records])
         ok = np.flatnonzero(np.isfinite(latency))
         if len(ok) < min_candidates:
             continue
-        context = ms.TuneContext(mod=records[0].workload.mod, target=target, task_name=entry["name"])
-        candidates = [records[i].as_measure_candidate() for i in ok]
-        tasks.append(MeasuredTask(entry["name"], entry["family"], context, candidates, latency[ok]))
+        if cpus_of[workload_index] > 1:
+            name = f"{name}@{cpu}"
+        context = ms.TuneContext(mod=workload.mod, target=target, task_name=name)
+        candidates = [ms.database.TuningRecord.from_json(records[i], workload).as_measure_candidate() for i in ok]
+        tasks.append(MeasuredTask(name, family, context, candidates, latency[ok], cpu))
     return tasks
+
+
+def _task_index(db_dir: Path) -> dict | None:
+    """``tasks.json`` by structural hash, or None for a plain MetaSchedule database."""
+    index_path = db_dir / "tasks.json"
+    if not index_path.is_file():
+        return None
+    try:
+        return {entry["shash"]: entry for entry in json.loads(index_path.read_text()).values()}
+    except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as err:
+        raise RecordError(f"{index_path} is malformed: {err}") from None
+
+
+def _record_cpu(record: list) -> str:
+    """The CPU a record was measured on: its target's ``mcpu`` ("" if it has none)."""
+    target = record[2] if len(record) > 2 else None
+    return str(target.get("mcpu", "")) if isinstance(target, dict) else ""
+
+
+def _func_name(mod) -> str:
+    """The name of a task module's PrimFunc (its global symbol if it has one)."""
+    for gvar, func in mod.functions.items():
+        symbol = func.attrs.get("global_symbol") if func.attrs is not None else None
+        return str(symbol or gvar.name_hint)
+    return "task"
 
 
 def configured_graphs(tasks: list[MeasuredTask], converter=None) -> dict:

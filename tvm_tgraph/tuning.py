@@ -111,6 +111,23 @@ def is_relax_module(mod) -> bool:
     return any(isinstance(func, relax.Function) for func in mod.functions.values())
 
 
+def check_static_shapes(mod) -> None:
+    """Raise ``ValueError`` naming the first PrimFunc parameter of ``mod`` whose shape is not
+    constant: MetaSchedule cannot tune symbolic shapes (bind them first, e.g. with
+    ``PrimFunc.specialize``)."""
+    import tvm
+
+    for gvar, func in mod.functions.items():
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            continue
+        for param in func.params:
+            buffer = func.buffer_map.get(param)
+            if buffer is not None and not all(isinstance(dim, tvm.tirx.IntImm) for dim in buffer.shape):
+                raise ValueError(
+                    f"{gvar.name_hint}: buffer {buffer.name} has the symbolic shape {list(buffer.shape)}; "
+                    "MetaSchedule tunes static shapes only (bind them first, e.g. with PrimFunc.specialize)")
+
+
 def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: int = 0,
          trials_per_iter: int = 16, builder=None, runner=None, strategy="evolutionary",
          progress=True, shutdown_builder: bool = True) -> TuneSummary:
@@ -149,6 +166,8 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
 
     if not isinstance(target, tvm.target.Target):
         target = make_target(target)
+    if not is_relax_module(mod):
+        check_static_shapes(mod)
     if isinstance(cost_model, str):
         cost_model = make_cost_model(cost_model, seed=seed)
     if isinstance(strategy, str):

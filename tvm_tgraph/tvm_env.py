@@ -66,7 +66,8 @@ def make_target(config: str | dict[str, Any] | None = None):
     ----------
     config : str or dict or None
         A JSON object such as ``{"kind": "llvm", "num-cores": 2, "mcpu": "skylake"}``. An
-        llvm target without ``mcpu`` gets the host CPU, since without it LLVM emits SSE2 code.
+        llvm target without ``mcpu`` gets the host CPU, since without it LLVM emits SSE2
+        code, and one without ``num-cores`` the host's physical cores (MetaSchedule needs it).
 
     Returns
     -------
@@ -75,7 +76,7 @@ def make_target(config: str | dict[str, Any] | None = None):
     Raises
     ------
     ValueError
-        If ``config`` is a string that is not a JSON object.
+        If ``config`` is a string that is not a JSON object, or TVM rejects the target.
     """
     import tvm
 
@@ -92,6 +93,12 @@ def make_target(config: str | dict[str, Any] | None = None):
         if not isinstance(config, dict):
             raise ValueError(f"--target must be a JSON object, got {config!r}")
     config = dict(config)
-    if config.get("kind") == "llvm" and "mcpu" not in config:
-        config["mcpu"] = host_cpu()
-    return tvm.target.Target(config)
+    if config.get("kind") == "llvm":
+        # MetaSchedule needs num-cores to tune for a CPU; without mcpu LLVM emits SSE2 only.
+        host = default_target_config()
+        config.setdefault("num-cores", host["num-cores"])
+        config.setdefault("mcpu", host["mcpu"])
+    try:
+        return tvm.target.Target(config)
+    except Exception as err:  # noqa: BLE001 - TVM raises several kinds for a bad target
+        raise ValueError(f"invalid --target {json.dumps(config)}: {str(err).splitlines()[-1]}") from None

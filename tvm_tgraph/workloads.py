@@ -178,7 +178,8 @@ def load_module(spec: str):
     FileNotFoundError
         If the file does not exist.
     ValueError
-        If the name is unknown or the file does not define ``NAME``.
+        If the name is unknown, the file fails to import, does not define ``NAME``, or
+        ``NAME`` is not (and does not return) a module or PrimFunc.
     """
     if spec in WORKLOADS:
         return as_ir_module(WORKLOADS[spec]())
@@ -195,10 +196,25 @@ def load_module(spec: str):
         raise FileNotFoundError(f"module file {path} does not exist (from MODULE {spec!r})")
     module_spec = importlib.util.spec_from_file_location(f"_tgraph_user_{path.stem}", path)
     user_module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(user_module)
+    try:
+        module_spec.loader.exec_module(user_module)
+    except Exception as err:  # noqa: BLE001 - the user's file: report it in one line
+        raise ValueError(f"{path} failed to import: {type(err).__name__}: {_first_line(err)}") from None
     if not hasattr(user_module, name):
         raise ValueError(f"{path} defines no {name!r}")
     obj = getattr(user_module, name)
     if callable(obj) and not hasattr(obj, "script"):
-        obj = obj()
-    return as_ir_module(obj)
+        try:
+            obj = obj()
+        except Exception as err:  # noqa: BLE001
+            raise ValueError(f"{spec}: calling {name}() failed: {type(err).__name__}: {_first_line(err)}") from None
+    try:
+        return as_ir_module(obj)
+    except TypeError as err:
+        raise ValueError(f"{spec}: {name} must be an IRModule, a PrimFunc or a function returning one; {err}") \
+            from None
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else "(no message)"

@@ -41,8 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (TGraphError, FileNotFoundError, ValueError) as err:
-        print(f"tgraph {args.command}: error: {err}", file=sys.stderr)
+    except (TGraphError, OSError, ValueError) as err:
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        print(f"tgraph {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -31,14 +31,14 @@ def add_collect(sub) -> None:
 
 
 def _cmd_collect(args) -> int:
-    from ..collect import CollectPlan, collect, data_card, default_suite, pack_database
+    from ..collect import CollectPlan, collect, data_card, default_suite, pack_database, write_text_atomic
     from ..tvm_env import make_target
 
     if args.pack:
         print(f"packed {pack_database(args.out, args.pack)} records into {args.pack}")
         return 0
     if args.card:
-        Path(args.card).write_text(data_card(args.out))
+        write_text_atomic(Path(args.card), data_card(args.out))
         print(f"wrote {args.card}")
         return 0
     target = make_target(args.target)
@@ -86,7 +86,11 @@ def _cmd_train(args) -> int:
     from ..training import TrainConfig
     from ..tvm_env import make_target
 
-    graphs = configured_graphs(load_measured_tasks(args.db, make_target(args.target), exclude_families=args.holdout))
+    tasks = load_measured_tasks(args.db, make_target(args.target), exclude_families=args.holdout)
+    if len(tasks) < 2:
+        raise ValueError(f"{args.db} holds {len(tasks)} task(s) with at least two measured candidates "
+                         "(outside --holdout); training needs two or more")
+    graphs = configured_graphs(tasks)
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": not args.no_cross_attention},
@@ -132,7 +136,12 @@ def _cmd_eval(args) -> int:
     eval_tasks = load_measured_tasks(args.db, target, families=args.families)
     train_tasks = load_measured_tasks(args.train_db, target, exclude_families=args.families)
     if not eval_tasks:
-        raise ValueError(f"no task of {args.db} matches --families {args.families}")
+        raise ValueError(f"no task of {args.db} with at least two measured candidates"
+                         + (f" matches --families {args.families}" if args.families else ""))
+    if not train_tasks:
+        raise ValueError(f"no task of {args.train_db} with at least two measured candidates"
+                         + (f" is outside --families {args.families}" if args.families else "")
+                         + ": the baselines have nothing to train on")
     baselines = tuple(b for b in args.baselines.split(",") if b)
     unknown = set(baselines) - {"xgb", "mlp"}
     if unknown:

@@ -57,6 +57,10 @@ def _cmd_tune(args) -> int:
           f"{' (sum over tasks)' if is_relax_module(mod) else ''}, first reached at trial {summary.best_trial} of "
           f"{summary.trials} ({summary.wall_s:.1f} s, {summary.cost_model_s:.1f} s in the cost model); "
           f"database in {summary.work_dir}")
+    scored = getattr(cost_model, "scored", None)
+    if scored is not None:
+        print(f"ranked by the TGraph network: {scored['network']} candidates; by the XGBoost fallback: "
+              f"{scored['fallback']} candidates")
     if is_relax_module(mod):
         from ..end_to_end import measure_end_to_end
         from ..tvm_env import make_target

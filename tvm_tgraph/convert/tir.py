@@ -133,6 +133,21 @@ class TaskGraph:
         return {int(node): row for row, node in enumerate(self.config_node_ids)}
 
 
+#: What the graph builder does with each statement kind of TVM 0.27's TIR (``tvm.tirx.stmt``;
+#: ``SBlockRealize`` is ``tvm.s_tir``'s): a node of its own (loops, blocks, a ``While`` as
+#: an opaque loop), its children walked in place (sequences, branches, attribute scopes),
+#: a buffer node (a function-level ``T.alloc_buffer`` is an ``AllocBuffer`` statement, with
+#: no body, before the statements that use it), or nothing (leaves: stores, evaluations,
+#: bindings, declarations of views, asserts and control transfers). A test checks that
+#: every statement class TVM defines is listed.
+STATEMENT_KINDS = {
+    "For": "loop", "While": "while", "SeqStmt": "sequence", "SBlockRealize": "block",
+    "IfThenElse": "branch", "AttrStmt": "scope", "AllocBuffer": "allocation",
+    "DeclBuffer": "leaf", "Bind": "leaf", "BufferStore": "leaf", "Evaluate": "leaf", "AssertStmt": "leaf",
+    "Break": "leaf", "Continue": "leaf", "Return": "leaf", "ScopeIdDefStmt": "leaf", "TilePrimitiveCall": "leaf",
+}
+
+
 class _GraphBuilder:
     """Walks a PrimFunc once and records nodes, features and edges."""
 
@@ -168,8 +183,12 @@ class _GraphBuilder:
         )
 
     def walk(self, stmt, parent: int, loops: list[int]) -> None:
+        """Add the nodes of statement ``stmt`` under node ``parent`` (see :data:`STATEMENT_KINDS`)."""
         cls = type(stmt).__name__
-        if cls == "For":
+        kind = STATEMENT_KINDS.get(cls)
+        if kind is None:
+            raise UnsupportedProgramError(f"TIR statement {cls} is not supported by the converter")
+        if kind == "loop":
             extent = _int(stmt.extent)
             if extent is None:
                 raise UnsupportedProgramError(
@@ -179,21 +198,23 @@ class _GraphBuilder:
             self.loop_extent[node] = extent
             self.edges.append((parent, node))
             self.walk(stmt.body, node, loops + [(node, stmt.loop_var)])
-        elif cls == "SeqStmt":
+        elif kind == "while":
+            node = self.add_node("loop_opaque", depth=len(loops) / 8)
+            self.edges.append((parent, node))
+            self.walk(stmt.body, node, loops)
+        elif kind == "sequence":
             for child in stmt:
                 self.walk(child, parent, loops)
-        elif cls == "SBlockRealize":
+        elif kind == "block":
             self.add_block(stmt, parent, loops)
-        elif cls in ("IfThenElse",):
+        elif kind == "branch":
             self.walk(stmt.then_case, parent, loops)
             if stmt.else_case is not None:
                 self.walk(stmt.else_case, parent, loops)
-        elif cls in ("LetStmt", "AttrStmt", "AllocBuffer", "DeclBuffer"):
+        elif kind == "scope":
             self.walk(stmt.body, parent, loops)
-        elif cls in ("BufferStore", "Evaluate"):
-            return
-        else:
-            raise UnsupportedProgramError(f"TIR statement {cls} is not supported by the converter")
+        elif kind == "allocation":
+            self.add_buffer(stmt.buffer, "buffer_intermediate")
 
     def add_block(self, realize, parent: int, loops: list) -> None:
         block = realize.block
@@ -720,8 +741,8 @@ class TirConverter:
     """Converts MetaSchedule candidates of any task to configured graphs.
 
     The static graph of each task is built once and cached by the task's structural hash;
-    each candidate's features are cached by its trace text (evolutionary search scores
-    the same candidate many times). ``PerStoreFeature`` (TVM's C++ extractor, the one
+    each candidate's features are cached by its task and trace text (evolutionary search
+    scores the same candidate many times). ``PerStoreFeature`` (TVM's C++ extractor, the one
     XGBoost uses) supplies the global features.
 
     Parameters
@@ -735,14 +756,16 @@ class TirConverter:
 
         self._graphs: dict[str, TaskGraph] = {}
         self._store_extractor = PerStoreFeature()
-        self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.cache_size = cache_size
 
     def graph_for(self, mod) -> TaskGraph:
         """The cached static graph of a task's workload module."""
         from tvm.s_tir.meta_schedule.utils import shash2hex
 
-        key = shash2hex(mod)
+        return self._graph_by_key(shash2hex(mod), mod)
+
+    def _graph_by_key(self, key: str, mod) -> TaskGraph:
         if key not in self._graphs:
             self._graphs[key] = task_graph(mod)
         return self._graphs[key]
@@ -769,18 +792,23 @@ class TirConverter:
         UnsupportedProgramError
             If the task's program or a candidate's trace cannot be converted.
         """
-        graph = self.graph_for(context.mod)
-        texts = [str(cand.sch.trace) for cand in candidates]
-        missing = [i for i, text in enumerate(texts) if text not in self._cache]
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        task = shash2hex(context.mod)
+        graph = self._graph_by_key(task, context.mod)
+        # Two tasks can print the same trace (an element-wise op at two shapes): the
+        # per-store features differ, so a candidate is known by (task, trace).
+        keys = [(task, str(cand.sch.trace)) for cand in candidates]
+        missing = [i for i, key in enumerate(keys) if key not in self._cache]
         if missing:
             per_store = self._store_extractor.extract_from(context, [candidates[i] for i in missing])
             for i, stores in zip(missing, per_store):
-                config = _TraceReader(graph, graph.config_row()).read(parse_trace(texts[i]))
-                self._cache[texts[i]] = (config, store_features(stores.numpy()))
+                config = _TraceReader(graph, graph.config_row()).read(parse_trace(keys[i][1]))
+                self._cache[keys[i]] = (config, store_features(stores.numpy()))
         rows = []
-        for text in texts:
-            self._cache.move_to_end(text)
-            rows.append(self._cache[text])
+        for key in keys:
+            self._cache.move_to_end(key)
+            rows.append(self._cache[key])
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
         nc = len(graph.config_node_ids)
