@@ -60,3 +60,27 @@ def random_graph(num_configs=6, nodes=9, seed=0) -> ConfiguredGraph:
         global_feat=rng.normal(size=(num_configs, 3)).astype(np.float32),
         runtime=rng.uniform(1, 2, num_configs),
     )
+
+
+#: A hand-written TVMScript kernel with a function-level ``T.alloc_buffer`` (an ``AllocBuffer``
+#: statement in the root block's body, not the block's ``alloc_buffers``).
+ALLOC_BUFFER_KERNEL = """
+from tvm.script import tirx as T
+
+@T.prim_func(check_well_formed=False)
+def scaled_matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+                  C: T.Buffer((64, 64), "float32")):
+    T.func_attr({"global_symbol": "main", "tirx.noalias": True})
+    with T.sblock("root"):
+        D = T.alloc_buffer((64, 64), "float32")
+        for i, j, k in T.grid(64, 64, 64):
+            with T.sblock("matmul"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    D[vi, vj] = T.float32(0)
+                D[vi, vj] = D[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid(64, 64):
+            with T.sblock("scale"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = D[vi, vj] * T.float32(2)
+"""

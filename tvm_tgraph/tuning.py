@@ -120,11 +120,11 @@ def check_static_shapes(mod) -> None:
     for gvar, func in mod.functions.items():
         if not isinstance(func, tvm.tirx.PrimFunc):
             continue
-        for param in func.params:
-            buffer = func.buffer_map.get(param)
-            if buffer is not None and not all(isinstance(dim, tvm.tirx.IntImm) for dim in buffer.shape):
+        for param in func.params:   # a buffer parameter carries its shape (TVM 0.27)
+            shape = list(getattr(param, "shape", None) or [])
+            if not all(isinstance(dim, (int, tvm.tirx.IntImm)) for dim in shape):
                 raise ValueError(
-                    f"{gvar.name_hint}: buffer {buffer.name} has the symbolic shape {list(buffer.shape)}; "
+                    f"{gvar.name_hint}: buffer {param.name} has the symbolic shape {shape}; "
                     "MetaSchedule tunes static shapes only (bind them first, e.g. with PrimFunc.specialize)")
 
 

@@ -96,3 +96,54 @@ def test_lowered_program_without_blocks_is_refused():
     lowered = passes.LowerOpaqueBlock()(passes.ConvertBlocksToOpaque()(passes.LowerInitBlock()(mod)))
     with pytest.raises(UnsupportedProgramError, match="not a root block"):
         task_graph(lowered)
+
+
+def test_every_tir_statement_kind_is_known_to_the_converter():
+    """Walk TVM's statement classes, not just those the suite produced: each one is either
+    represented or skipped on purpose (SBlock only occurs inside SBlockRealize)."""
+    import inspect
+
+    from tvm import s_tir, tirx
+
+    from tvm_tgraph.convert.tir import STATEMENT_KINDS
+
+    classes = {name for module in (tirx.stmt, s_tir.stmt) for name, cls in vars(module).items()
+               if inspect.isclass(cls) and issubclass(cls, tirx.stmt.Stmt) and cls is not tirx.stmt.Stmt}
+    assert classes - set(STATEMENT_KINDS) == {"SBlock"}
+
+
+def test_function_level_alloc_buffer_becomes_an_intermediate_buffer(tmp_path):
+    from conftest import ALLOC_BUFFER_KERNEL
+
+    from tvm_tgraph.workloads import load_module
+
+    (tmp_path / "kernel.py").write_text(ALLOC_BUFFER_KERNEL)
+    graph = task_graph(load_module(f"{tmp_path / 'kernel.py'}:scaled_matmul"))
+    assert set(graph.blocks) == {"matmul", "scale"}
+    assert (graph.node_kind == KIND["buffer_intermediate"]).sum() == 1   # D
+
+
+def test_feature_cache_tells_tasks_with_the_same_trace_apart():
+    """Element-wise ops at two shapes print the same trace; their per-store features
+    (and so their global features) differ, and a fresh converter keeps them apart."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from tvm_tgraph.tvm_env import make_target
+    from tvm_tgraph.workloads import fused_elementwise
+
+    def first_candidate(rows, cols):
+        mod = as_ir_module(fused_elementwise(rows, cols))
+        context = ms.TuneContext(mod=mod, target=make_target({"kind": "llvm", "num-cores": 2}),
+                                 space_generator="post-order-apply",
+                                 search_strategy=ms.search_strategy.ReplayTrace(), rand_state=0, num_threads=1)
+        context.pre_tuning(max_trials=1, num_trials_per_iter=1, design_spaces=context.generate_design_space(),
+                           database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
+        return context, list(context.generate_measure_candidates())
+
+    big, small = first_candidate(256, 1024), first_candidate(64, 128)
+    assert str(big[1][0].sch.trace) == str(small[1][0].sch.trace)
+    converter = TirConverter()
+    shared = converter.convert(*big).global_feat, converter.convert(*small).global_feat
+    alone = TirConverter().convert(*small).global_feat
+    np.testing.assert_array_equal(shared[1], alone)
+    assert not np.array_equal(shared[0], shared[1])

@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 import pytest
-from conftest import drop_capture_handlers, sample_candidates
+from conftest import ALLOC_BUFFER_KERNEL, drop_capture_handlers, sample_candidates
 
 from cost_models import TGraphCostModel
 from tvm_tgraph.checkpoint import save_checkpoint
@@ -71,26 +71,72 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def test_corrupted_checkpoint_is_reported_and_tuning_falls_back(tmp_path, target):
+def test_a_named_checkpoint_that_fails_to_load_is_an_error(tmp_path):
     path = _pretrained_checkpoint(tmp_path / "ckpt.safetensors")
     path.write_bytes(path.read_bytes()[:-64])   # truncated, as by an interrupted copy
+    with pytest.raises(CheckpointError, match="do not match their model card"):
+        TGraphCostModel(checkpoint=path)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        TGraphCostModel(checkpoint=tmp_path / "typo.safetensors")
+
+
+def test_unusable_shipped_checkpoint_is_reported_and_tuning_falls_back(tmp_path, target, monkeypatch):
+    import cost_models.tgraph_cost_model as module
+
+    path = _pretrained_checkpoint(tmp_path / "shipped.safetensors")
+    path.write_bytes(path.read_bytes()[:-64])
+    monkeypatch.setattr(module, "DEFAULT_CHECKPOINT", path)   # as if the installed copy were damaged
     collect = _Collect()
     logging.getLogger("tvm_tgraph.cost_model").addHandler(collect)
     try:
-        model = TGraphCostModel(checkpoint=path, min_online_samples=10_000)
+        model = TGraphCostModel(min_online_samples=10_000)
         mod = as_ir_module(matmul(64, 64, 64))
         database = _tune(mod, target, tmp_path / "work", model, trials=16)
     finally:
         logging.getLogger("tvm_tgraph.cost_model").removeHandler(collect)
     assert "do not match their model card" in model.checkpoint_error
-    assert any("do not match their model card" in m for m in collect.messages), "reported at load"
+    assert any("shipped checkpoint cannot be used" in m for m in collect.messages), "reported at load"
     assert model.scored["network"] == 0 and model.scored["fallback"] > 0
     fallbacks = [m for m in collect.messages if "XGBoost ranks task" in m]
-    assert len(fallbacks) == 1 and "checkpoint failed to load" in fallbacks[0], "logged once, with its reason"
+    assert len(fallbacks) == 1 and "do not match their model card" in fallbacks[0], "logged once, with its reason"
     _best_schedule_runs_correctly(mod, target, database)
     # load() is dispatched through TVM's FFI, which re-raises Python errors as RuntimeError
     with pytest.raises((CheckpointError, RuntimeError), match="not a saved TGraphCostModel"):
         TGraphCostModel(use_pretrained=False).load(str(tmp_path / "no_such_dir"))
+
+
+def test_tgraph_tunes_a_kernel_with_a_function_level_alloc_buffer_to_the_end(tmp_path, capsys):
+    from tvm_tgraph.cli import main
+
+    source = tmp_path / "kernel.py"
+    source.write_text(ALLOC_BUFFER_KERNEL)
+    drop_capture_handlers()
+    code = main(["tune", f"{source}:scaled_matmul", "--cost-model", "tgraph", "--trials", "16",
+                 "--trials-per-iter", "8", "--work-dir", str(tmp_path / "run"),
+                 "--target", '{"kind": "llvm", "num-cores": 2}'])
+    out = capsys.readouterr().out
+    assert code == 0 and "of 16" in out, out
+    ranked = next(line for line in out.splitlines() if line.startswith("ranked by"))
+    assert "XGBoost fallback: 0 candidates" in ranked, "the converter represents the kernel: TGraph ranks it"
+
+
+def test_a_failure_inside_update_hands_the_task_to_xgboost(measured):
+    """A task whose candidates the network cannot learn from goes to XGBoost, in update as
+    in predict, logged once; tuning goes on."""
+    context, candidates, results = measured
+    model = TGraphCostModel(use_pretrained=False, min_online_samples=4)
+    # A network sized for another feature schema fails on this task's graphs for real.
+    import torch
+
+    from tvm_tgraph.nn import TGraphConfig, TGraphNet
+
+    torch.manual_seed(0)
+    model.network = TGraphNet(TGraphConfig(3, 3, 3, 3, hidden=8, num_blocks=1, heads=2))
+    model.update(context, candidates, results)
+    assert list(model.failed_tasks.values())[0][0] == "error"
+    scores = model.predict(context, candidates)
+    assert scores.shape == (len(candidates),) and model.scored == {"network": 0, "fallback": len(candidates)}
+    model.update(context, candidates, results)   # and again: no exception, still the fallback
 
 
 def _measured(context, candidates):
