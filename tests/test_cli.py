@@ -92,3 +92,64 @@ def test_whole_model_tune_reports_end_to_end_latency(tmp_path, capsys):
     line = next(line for line in out.splitlines() if line.startswith("end to end"))
     # the tuned build computes what the default build computes
     assert float(line.rsplit("at most ", 1)[1]) < 1e-3
+
+
+@pytest.mark.parametrize("body, message", [
+    ("NAME = 3\n", "must be an IRModule, a PrimFunc or a function returning one"),
+    ("def NAME():\n    return None\n", "must be an IRModule, a PrimFunc or a function returning one"),
+    ("raise ImportError('no such helper')\n", "failed to import: ImportError: no such helper"),
+    ("def NAME():\n    raise RuntimeError('bad shape')\n", "calling NAME() failed: RuntimeError: bad shape"),
+])
+def test_user_module_that_is_not_a_program_is_one_line_and_exit_2(tmp_path, capsys, body, message):
+    source = tmp_path / "ops.py"
+    source.write_text(body)
+    assert main(["tune", f"{source}:NAME", "--work-dir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_symbolic_shapes_are_refused_before_tuning(tmp_path, capsys):
+    source = tmp_path / "ops.py"
+    source.write_text(
+        "from tvm import te, tirx, topi\n"
+        "n = tirx.Var('n', 'int32')\n"
+        "a = te.placeholder((n, 64), name='A')\n"
+        "b = te.placeholder((64, 64), name='B')\n"
+        "dynamic = te.create_prim_func([a, b, topi.nn.matmul(a, b)])\n"
+    )
+    work = tmp_path / "w"
+    assert main(["tune", f"{source}:dynamic", "--cost-model", "xgb", "--work-dir", str(work)]) == 2
+    assert "symbolic shape" in capsys.readouterr().err
+    assert not work.exists(), "refused before anything was written"
+
+
+def test_work_dir_under_a_regular_file_is_refused_before_measuring(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["tune", "matmul_128", "--cost-model", "xgb", "--work-dir", str(blocker / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the tuning database" in err and err.count("\n") == 1
+
+
+def test_llvm_target_without_num_cores_gets_the_hosts():
+    from tvm_tgraph.tvm_env import default_target_config, make_target
+
+    target = make_target('{"kind": "llvm"}')
+    assert int(target.attrs["num-cores"]) == default_target_config()["num-cores"]
+    assert str(target.attrs["mcpu"]) == default_target_config()["mcpu"]
+
+
+def test_named_checkpoint_that_does_not_load_is_exit_2(tmp_path, capsys):
+    work = tmp_path / "w"
+    assert main(["tune", "matmul_128", "--checkpoint", str(tmp_path / "typo.safetensors"),
+                 "--work-dir", str(work)]) == 2
+    assert "typo.safetensors does not exist" in capsys.readouterr().err
+    assert not work.exists()
+
+
+def test_archive_of_random_bytes_is_one_line_and_exit_2(tmp_path, capsys):
+    archive = tmp_path / "db.tar.xz"
+    archive.write_bytes(bytes(range(256)) * 8)
+    assert main(["train", "--db", str(archive), "--out", str(tmp_path / "m.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert "is not a readable .tar.xz" in err and err.count("\n") == 1

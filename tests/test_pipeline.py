@@ -98,3 +98,47 @@ def test_train_and_eval_commands(database, tmp_path, capsys):
     assert set(result["results"]["zero_shot"]) == {"tgraph", "xgb"}
     assert result["settings"]["eval_families"] == ["op:softmax"]
     assert (tmp_path / "scatter.png").stat().st_size > 1000
+
+
+def test_resumed_task_measures_new_samples_not_the_ones_it_has(tmp_path, target):
+    """A collection interrupted after 8 random samples and resumed to 16 draws new ones."""
+    from tvm_tgraph.database import read_database
+
+    task = tiny_suite()[:1]
+    drop_capture_handlers()
+    collect(tmp_path, task, CollectPlan(random_trials=8, evolutionary_trials=0, trials_per_iter=8), target)
+    drop_capture_handlers()
+    collect(tmp_path, task, CollectPlan(random_trials=16, evolutionary_trials=0, trials_per_iter=8), target)
+    traces = [json.dumps(record[0]) for _, record in read_database(tmp_path)[1]]
+    assert len(traces) == 16 and len(set(traces)) == 16
+
+
+def test_eval_on_a_plain_metaschedule_database(database, tmp_path, capsys, target):
+    """Users evaluate on their own tuning logs: no tasks.json, tasks named after the workload."""
+    from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
+    from tvm_tgraph.cli import main
+    from tvm_tgraph.tuning import tune
+
+    plain = tmp_path / "my_tuning_log"
+    drop_capture_handlers()
+    tune(workloads.as_ir_module(workloads.matmul(32, 48, 64)), "random", 8, plain, target=target,
+         trials_per_iter=8, progress=False)
+    assert not (plain / "tasks.json").exists()
+    code = main(["eval", "--db", str(plain), "--model", str(DEFAULT_CHECKPOINT), "--train-db", str(database),
+                 "--baselines", "xgb", "--online-k", "4"])
+    out = capsys.readouterr().out
+    assert code == 0 and "main_" in out, out
+    assert main(["eval", "--db", str(plain), "--families", "op:matmul", "--model", str(DEFAULT_CHECKPOINT),
+                 "--train-db", str(database)]) == 2
+    assert "no tasks.json" in capsys.readouterr().err
+
+
+def test_a_collect_database_with_zero_records_is_an_error(tmp_path, capsys):
+    from tvm_tgraph.cli import main
+    from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE
+
+    for name in (WORKLOAD_FILE, RECORD_FILE):
+        (tmp_path / name).write_text("")
+    (tmp_path / "tasks.json").write_text("{}")
+    assert main(["train", "--db", str(tmp_path), "--out", str(tmp_path / "m.safetensors")]) == 2
+    assert "holds 0 task(s)" in capsys.readouterr().err

@@ -82,6 +82,12 @@ def test_real_file_with_stripped_columns():
     (lambda a: a.update(edge_index=a["edge_index"] + 100), "node that does not exist"),
     (lambda a: a.update(node_config_feat=a["node_config_feat"][:, :1]), "node_config_feat"),
     (lambda a: a.update(config_runtime=a["config_runtime"][:5]), "config_runtime"),
+    (lambda a: a.update(node_config_feat=a["node_config_feat"][:0], config_runtime=a["config_runtime"][:0]),
+     "array node_config_feat holds 0 configurations"),
+    (lambda a: a.update(node_config_feat=a["node_config_feat"][:1], config_runtime=a["config_runtime"][:1]),
+     "array node_config_feat holds 1 configuration:"),
+    (lambda a: a["node_feat"].__setitem__((0, 0), np.nan), "array node_feat has NaN"),
+    (lambda a: a["node_config_feat"].__setitem__((1, 0, 0), np.inf), "array node_config_feat has NaN or infinite"),
 ])
 def test_malformed_files_are_named(tmp_path, corrupt, message):
     arrays = layout_arrays()

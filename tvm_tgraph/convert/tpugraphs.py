@@ -51,9 +51,19 @@ def _read(path: Path, required: tuple[str, ...]) -> dict[str, np.ndarray]:
         if missing:
             raise TpuGraphsFormatError(f"{path}: missing arrays {missing} (has {sorted(npz.files)})")
         try:
-            return {key: npz[key] for key in required}
+            arrays = {key: npz[key] for key in required}
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
             raise TpuGraphsFormatError(f"{path}: corrupt array data ({err})") from err
+    for key, array in arrays.items():
+        if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
+            raise TpuGraphsFormatError(f"{path}: array {key} has NaN or infinite values")
+    return arrays
+
+
+def _check_configurations(path: Path, c: int, array: str) -> None:
+    """A file must hold at least two configurations to rank."""
+    _check(path, c >= 2, f"array {array} holds {c} configuration{'s' if c != 1 else ''}: "
+                         "at least two are needed to rank")
 
 
 def _check(path: Path, condition: bool, message: str) -> None:
@@ -72,7 +82,6 @@ def _graph_arrays(path: Path, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray
     _check(path, edges.ndim == 2 and edges.shape[1] == 2 and np.issubdtype(edges.dtype, np.integer),
            f"edge_index {edges.shape} must be (m, 2) integers")
     _check(path, edges.size == 0 or (edges.min() >= 0 and edges.max() < n), "edge_index refers to a node that does not exist")
-    _check(path, bool(np.isfinite(feat).all()), "node_feat has non-finite values")
     node_feat = (np.sign(feat) * np.log1p(np.abs(feat))).astype(np.float32)
     producer_to_consumer = np.ascontiguousarray(edges[:, ::-1].T).astype(np.int64)
     return opcode.astype(np.int64), node_feat, producer_to_consumer
@@ -94,6 +103,7 @@ def load_layout(path: str | Path) -> ConfiguredGraph:
            "node_config_ids must be (nc,) ids of existing nodes")
     _check(path, feat.ndim == 3 and feat.shape[1] == len(ids),
            f"node_config_feat {feat.shape} must be (c, nc={len(ids)}, F)")
+    _check_configurations(path, feat.shape[0], "node_config_feat")
     runtime = _runtime(path, arrays["config_runtime"], feat.shape[0])
     return ConfiguredGraph(kind, node_feat, edges, ids.astype(np.int64), feat.astype(np.float32),
                            np.zeros((feat.shape[0], 0), np.float32), runtime, name=path.stem)
@@ -107,6 +117,7 @@ def load_tile(path: str | Path) -> ConfiguredGraph:
     feat = arrays["config_feat"]
     _check(path, feat.ndim == 2, f"config_feat {feat.shape} must be (c, F)")
     c = feat.shape[0]
+    _check_configurations(path, c, "config_feat")
     normalizers = arrays["config_runtime_normalizers"]
     _check(path, normalizers.shape == (c,) and bool((normalizers > 0).all()),
            f"config_runtime_normalizers {normalizers.shape} must be (c={c},) and positive")
