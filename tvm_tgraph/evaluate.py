@@ -105,12 +105,7 @@ class _Baseline:
 def _tgraph(checkpoint: str, seed: int):
     from cost_models import TGraphCostModel
 
-    model = TGraphCostModel(checkpoint=checkpoint, seed=seed)
-    if model.checkpoint_error:
-        from .errors import CheckpointError
-
-        raise CheckpointError(model.checkpoint_error)
-    return model
+    return TGraphCostModel(checkpoint=checkpoint, seed=seed)   # raises CheckpointError if unusable
 
 
 def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
