@@ -305,8 +305,15 @@ def data_card(db_dir: str | Path) -> str:
             raise RecordError(f"{db_dir / name} does not exist: {db_dir} was not written by `tgraph collect`")
     index = json.loads((db_dir / "tasks.json").read_text())
     meta = json.loads((db_dir / "collect_meta.json").read_text())
-    hashes = [shash for shash, _ in read_database(db_dir)[0]]
+    workload_lines, record_lines = read_database(db_dir)
+    hashes = [shash for shash, _ in workload_lines]
     latency, workload = latencies_in_trial_order(db_dir)
+    per_cpu: dict[str, int] = {}
+    for _, record in record_lines:
+        cpu = record[2].get("mcpu", "?") if isinstance(record[2], dict) else "?"
+        per_cpu[cpu] = per_cpu.get(cpu, 0) + 1
+    run_cpus = [f"run {i}: {run['cpu']['llvm']} ({run['cpu']['name']})" if "cpu" in run else f"run {i}: not recorded"
+                for i, run in enumerate(meta.get("runs", []), start=1)]
     by_hash = {entry["shash"]: name for name, entry in index.items()}
     rows, families = [], {}
     for i, shash in enumerate(hashes):
@@ -337,6 +344,8 @@ def data_card(db_dir: str | Path) -> str:
         f"- collection time: {meta.get('seconds', 0) / 60:.1f} min over {len(meta.get('runs', []))} run(s), "
         f"last finished {meta.get('runs', [{}])[-1].get('finished')}",
         "- candidates per family: " + ", ".join(f"{k} {v}" for k, v in sorted(families.items())),
+        "- candidates per CPU (the records' target `mcpu`): " + ", ".join(f"{k} {v}" for k, v in sorted(per_cpu.items())),
+        "- CPU of each run: " + "; ".join(run_cpus),
         "",
         "| task | family | candidates | failed | best ms | worst ms |",
         "| --- | --- | --- | --- | --- | --- |",
