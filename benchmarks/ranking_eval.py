@@ -28,7 +28,7 @@ RESULTS = Path(__file__).parent / "results"
 
 def train_fold(graphs, tasks, fold, args, **overrides):
     """Train on every family but ``fold``; return (checkpoint path, training history)."""
-    from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION, network_config
+    from tvm_tgraph.convert.tir import FEATURE_SCHEMA
     from tvm_tgraph.pretrain import PretrainConfig, train_checkpoint
     from tvm_tgraph.training import TrainConfig
 
@@ -36,8 +36,7 @@ def train_fold(graphs, tasks, fold, args, **overrides):
     loss = overrides.pop("loss", "hinge")
     config = PretrainConfig(steps=args.steps, seed=args.seed, train=TrainConfig(loss=loss), network=overrides)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{fold}.safetensors"
-    card = train_checkpoint(graphs, names, config, network_config(**overrides), FEATURE_SCHEMA_VERSION, path,
-                            data={"held_out_families": fold})
+    card = train_checkpoint(graphs, names, config, FEATURE_SCHEMA, path, data={"held_out_families": fold})
     return path, card["history"]
 
 

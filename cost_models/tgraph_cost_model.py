@@ -155,13 +155,13 @@ class TGraphCostModel(PyCostModel):
     def _ensure_network(self, first_graph) -> None:
         import torch
 
-        from tvm_tgraph.convert.tir import network_config
-        from tvm_tgraph.nn import TGraphNet
+        from tvm_tgraph.convert.tir import FEATURE_SCHEMA
+        from tvm_tgraph.nn import TGraphConfig, TGraphNet
         from tvm_tgraph.training import RankingTrainer, TrainConfig
 
         if self.network is None:
             torch.manual_seed(self.seed)
-            self.network = TGraphNet(network_config())
+            self.network = TGraphNet(TGraphConfig.from_schema(FEATURE_SCHEMA))
             self.network.fit_normalization([first_graph])
         if self._trainer is None:
             lr = 1e-4 if self.pretrained else 1e-3

@@ -60,7 +60,8 @@ def test_load_measured_tasks_by_family(database, target):
 
 
 def _train(database, target, seed):
-    from tvm_tgraph.convert.tir import network_config
+    from tvm_tgraph.convert.tir import FEATURE_SCHEMA
+    from tvm_tgraph.nn import TGraphConfig
     from tvm_tgraph.dataset import configured_graphs, load_measured_tasks
     from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task
 
@@ -69,7 +70,7 @@ def _train(database, target, seed):
     assert not set(train) & set(val) and train and val
     config = PretrainConfig(steps=12, eval_every=4, seed=seed, network={"hidden": 16, "num_blocks": 1})
     return pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val},
-                    network_config(**config.network), config, progress=False)
+                    TGraphConfig.from_schema(FEATURE_SCHEMA, **config.network), config, progress=False)
 
 
 def test_training_is_deterministic_given_the_seed(database, target):

@@ -3,7 +3,8 @@
 A configured graph is a graph shared by a set of configurations (nodes with an integer
 kind and a float feature vector, directed edges) plus, per configuration, a feature vector
 for each configurable node and optionally a global feature vector. It is TpuGraphs'
-layout format, and the converters of :mod:`tvm_tgraph.convert` all produce it.
+layout format, and the converters of :mod:`tvm_tgraph.convert` all produce it, each
+describing its widths with a :class:`FeatureSchema`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class FeatureSchema:
+    """What a converter's configured graphs look like: the network is sized from it
+    (``TGraphConfig.from_schema``) and checkpoints record its version.
+
+    Attributes
+    ----------
+    version : str
+        Changes whenever the meaning of a feature changes.
+    num_node_kinds : int
+        Size of the node-kind vocabulary.
+    node_features, config_features, global_features : int
+        Widths ``F_node``, ``F_cfg`` and ``G`` of :class:`ConfiguredGraph`'s arrays.
+    """
+
+    version: str
+    num_node_kinds: int
+    node_features: int
+    config_features: int
+    global_features: int
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .convert.relax_layout import FEATURE_SCHEMA_VERSION, LayoutSpace
+from .convert.relax_layout import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, LayoutSpace
 from .errors import RecordError
 
 MEASUREMENTS = "measurements.jsonl"
@@ -125,20 +125,13 @@ def load_layout_data(folder: str | Path) -> tuple[LayoutSpace, Measured, dict]:
     return space, read_measurements(folder, space.num_sites), info
 
 
-def network_config(**overrides):
-    from .convert.relax_layout import CONFIG_FEATURES, GLOBAL_FEATURES, NODE_FEATURES, NODE_KINDS
-    from .nn import TGraphConfig
-
-    return TGraphConfig(num_node_kinds=len(NODE_KINDS), node_features=NODE_FEATURES,
-                        config_features=CONFIG_FEATURES, global_features=GLOBAL_FEATURES, **overrides)
-
-
 def train_layout_model(folder: str | Path, out: str | Path, config, test_fraction: float = 0.2,
                        command: str = "") -> dict:
     """Train on the measured configurations outside a held-out ``test_fraction`` (a tenth of
     the rest, at least two, decides early stopping); the card records the held-out
     configurations."""
     from .checkpoint import save_checkpoint
+    from .nn import TGraphConfig
     from .pretrain import evaluate_graphs, pretrain, split_configurations
 
     space, measured, info = load_layout_data(folder)
@@ -147,8 +140,8 @@ def train_layout_model(folder: str | Path, out: str | Path, config, test_fractio
     train, test = split_configurations(len(measured.latency), test_fraction, config.seed)
     fit, val = (train[idx] for idx in split_configurations(len(train), max(0.1, 2 / len(train)), config.seed + 1))
     graph = space.configured_graph(measured.configs, measured.latency, name=info["model"])
-    model, history = pretrain({"fit": graph.select(fit)}, {"val": graph.select(val)}, network_config(**config.network),
-                              config)
+    model, history = pretrain({"fit": graph.select(fit)}, {"val": graph.select(val)},
+                              TGraphConfig.from_schema(FEATURE_SCHEMA, **config.network), config)
     held_out = evaluate_graphs(model, {"test": graph.select(test)})["mean"]
     return save_checkpoint(
         out, model, FEATURE_SCHEMA_VERSION, seed=config.seed, history=history, command=command,

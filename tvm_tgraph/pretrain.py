@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from .graph import ConfiguredGraph
+from .graph import ConfiguredGraph, FeatureSchema
 from .metrics import kendall_tau, opa, top_k_score
 from .nn import GraphTensors, TGraphConfig, TGraphNet, predict_scores
 from .training import RankingTrainer, TrainConfig
@@ -148,9 +148,9 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
 
 
 def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], config: PretrainConfig,
-                     model_config: TGraphConfig, feature_schema: str, out, data: dict | None = None,
-                     **card_fields) -> dict:
-    """Split ``task_names`` by task, train, and save the best model with its card to ``out``.
+                     schema: FeatureSchema, out, data: dict | None = None, **card_fields) -> dict:
+    """Split ``task_names`` by task, train a network sized for ``schema`` (with
+    ``config.network``'s hyper-parameters), and save the best model with its card to ``out``.
 
     Parameters
     ----------
@@ -167,11 +167,12 @@ def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], 
     from .checkpoint import save_checkpoint
 
     train, val = split_by_task(task_names, config.val_fraction, config.seed)
+    model_config = TGraphConfig.from_schema(schema, **config.network)
     model, history = pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config, config)
     training_data = {"train_tasks": train, "val_tasks": val,
                      "candidates": int(sum(graphs[n].num_configs for n in train)), **(data or {})}
     return save_checkpoint(
-        out, model, feature_schema, pretrained=True, seed=config.seed, training_data=training_data,
+        out, model, schema.version, pretrained=True, seed=config.seed, training_data=training_data,
         training=config.to_dict(), history=history,
         validation=evaluate_graphs(model, {n: graphs[n] for n in val})["mean"], **card_fields,
     )

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from .convert.tpugraphs import TpuGraphsFormatError, feature_schema, load_tpugraphs, network_config
+from .convert.tpugraphs import TpuGraphsFormatError, feature_schema, load_tpugraphs
 from .graph import ConfiguredGraph
 from .metrics import kendall_tau, top_k_score
+from .nn import TGraphConfig
 from .pretrain import PretrainConfig, mean_metrics, pretrain, split_configurations, train_checkpoint
 
 #: K of the tile collections' top-K slowdown.
@@ -40,7 +41,7 @@ def load_collection(directory: str | Path, split: str | None = None) -> dict[str
     if not files:
         raise FileNotFoundError(f"no TpuGraphs .npz files in {folder}")
     graphs = {path.stem: load_tpugraphs(path) for path in tqdm(files, desc=f"load {folder.name}", unit="file")}
-    schemas = {feature_schema(g) for g in graphs.values()}
+    schemas = {feature_schema(g).version for g in graphs.values()}
     if len(schemas) > 1:
         raise TpuGraphsFormatError(f"{folder}: files of different feature widths: {sorted(schemas)}")
     return graphs
@@ -72,9 +73,8 @@ def train_collection(directory: str | Path, out: str | Path, config: PretrainCon
     """Train on ``directory/train`` and write the checkpoint and its card to ``out``."""
     graphs = load_collection(directory, "train")
     first = next(iter(graphs.values()))
-    return train_checkpoint(graphs, list(graphs), config, network_config(first, **config.network),
-                            feature_schema(first), out, data={"tpugraphs": str(directory), "split": "train"},
-                            command=command)
+    return train_checkpoint(graphs, list(graphs), config, feature_schema(first), out,
+                            data={"tpugraphs": str(directory), "split": "train"}, command=command)
 
 
 def linear_baseline_scores(train: ConfiguredGraph, test: ConfiguredGraph, ridge: float = 1.0) -> np.ndarray:
@@ -100,7 +100,7 @@ def configuration_split_eval(path: str | Path, config: PretrainConfig, train_fra
     train, test = (graph.select(i) for i in split_configurations(graph.num_configs, 1.0 - train_fraction, config.seed))
     fit, val = (train.select(i) for i in split_configurations(train.num_configs, val_fraction, config.seed + 1))
     model, history = pretrain({graph.name: fit}, {f"{graph.name}/val": val},
-                              network_config(graph, **config.network), config)
+                              TGraphConfig.from_schema(feature_schema(graph), **config.network), config)
     return {
         "file": str(path), "configs": graph.num_configs, "train_configs": train.num_configs,
         "test_configs": test.num_configs, "nodes_after_pruning": len(graph.node_kind),

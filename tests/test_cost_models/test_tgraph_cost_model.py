@@ -53,12 +53,11 @@ def test_sixteen_trial_tune_with_the_network_serving(tmp_path, target):
 def _pretrained_checkpoint(path):
     import torch
 
-    from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION, network_config
-    from tvm_tgraph.nn import TGraphNet
+    from tvm_tgraph.convert.tir import FEATURE_SCHEMA
+    from tvm_tgraph.nn import TGraphConfig, TGraphNet
 
     torch.manual_seed(1)
-    save_checkpoint(path, TGraphNet(network_config()),
-                    FEATURE_SCHEMA_VERSION, pretrained=True)
+    save_checkpoint(path, TGraphNet(TGraphConfig.from_schema(FEATURE_SCHEMA)), FEATURE_SCHEMA.version, pretrained=True)
     return path
 
 

@@ -80,7 +80,7 @@ def add_train(sub) -> None:
 
 
 def _cmd_train(args) -> int:
-    from ..convert.tir import FEATURE_SCHEMA_VERSION, network_config
+    from ..convert.tir import FEATURE_SCHEMA
     from ..dataset import configured_graphs, load_measured_tasks
     from ..pretrain import PretrainConfig, train_checkpoint
     from ..training import TrainConfig
@@ -96,8 +96,7 @@ def _cmd_train(args) -> int:
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": not args.no_cross_attention},
         train=TrainConfig(loss=args.loss),
     )
-    card = train_checkpoint(graphs, list(graphs), config, network_config(**config.network), FEATURE_SCHEMA_VERSION,
-                            args.out, data={"db": str(args.db), "held_out_families": args.holdout},
+    card = train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, args.out, data={"db": str(args.db), "held_out_families": args.holdout},
                             command="tgraph " + shlex.join(args.argv))
     history = card["history"]
     print(f"trained {history['steps']} steps on {len(card['training_data']['train_tasks'])} tasks; best "

@@ -63,7 +63,7 @@ def _cmd_tpugraphs(args) -> int:
         from ..convert.tpugraphs import feature_schema
 
         graphs = load_collection(args.directory, args.split)
-        model, _ = load_checkpoint(args.model, feature_schema(next(iter(graphs.values()))))
+        model, _ = load_checkpoint(args.model, feature_schema(next(iter(graphs.values()))).version)
         report = evaluate_collection(model, graphs, args.chunk_size)
         print(" ".join(f"{k} {v:.4f}" for k, v in report["mean"].items()) + f" (mean over {len(graphs)} graphs)")
     else:

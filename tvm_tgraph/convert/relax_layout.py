@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedProgramError
-from ..graph import ConfiguredGraph
+from ..graph import ConfiguredGraph, FeatureSchema
 
 FEATURE_SCHEMA_VERSION = "relax-layout-1"
 NCHW, NHWC = 0, 1
@@ -40,6 +40,9 @@ NODE_KINDS = ("other", "param", "const", "relax.nn.conv2d", "relax.nn.max_pool2d
 NODE_FEATURES = 11    # log2 of 5 padded output dims, rank, log2 numel, kernel h, stride, groups, channels
 CONFIG_FEATURES = 3   # choice, input transposed, output transposed
 GLOBAL_FEATURES = 2   # log2(1 + transposes), share of sites on the alternative choice
+#: The widths of this converter's graphs (size a network with ``TGraphConfig.from_schema``).
+FEATURE_SCHEMA = FeatureSchema(FEATURE_SCHEMA_VERSION, len(NODE_KINDS), NODE_FEATURES, CONFIG_FEATURES,
+                               GLOBAL_FEATURES)
 
 
 @dataclass

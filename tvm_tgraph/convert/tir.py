@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedProgramError
-from ..graph import ConfiguredGraph
+from ..graph import ConfiguredGraph, FeatureSchema
 
 #: Bumped whenever the meaning of a feature changes; checkpoints record it.
 FEATURE_SCHEMA_VERSION = "tir-1"
@@ -94,14 +94,8 @@ _ARITH = frozenset({"Add", "Sub", "Mul", "Div", "FloorDiv", "FloorMod", "Mod"})
 _MINMAX = frozenset({"Max", "Min", "Select"})
 
 
-def network_config(**overrides):
-    """A :class:`~tvm_tgraph.nn.TGraphConfig` sized for this converter's features.
-
-    ``overrides`` set the network's hyper-parameters (``hidden``, ``cross_attention``, ...).
-    """
-    from ..nn import TGraphConfig
-
-    return TGraphConfig(len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL, **overrides)
+#: The widths of this converter's graphs (size a network with ``TGraphConfig.from_schema``).
+FEATURE_SCHEMA = FeatureSchema(FEATURE_SCHEMA_VERSION, len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL)
 
 
 def _log2p(x: float) -> float:

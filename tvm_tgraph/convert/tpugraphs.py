@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TGraphError
-from ..graph import ConfiguredGraph
+from ..graph import ConfiguredGraph, FeatureSchema
 
 #: Node kinds are XLA opcodes, stored as uint8.
 NUM_OPCODES = 256
@@ -172,17 +172,10 @@ def load_tpugraphs(path: str | Path, prune: bool = True, dedup: bool = True) -> 
     return deduplicate_configs(graph) if dedup else graph
 
 
-def feature_schema(graph: ConfiguredGraph) -> str:
-    """Identifies the widths a network trained on such graphs expects."""
+def feature_schema(graph: ConfiguredGraph) -> FeatureSchema:
+    """The schema of graphs like ``graph`` (TpuGraphs files differ in width: stripped
+    columns, layout or tile), its version naming the widths."""
     kind = "tile" if len(graph.config_node_ids) == 0 else "layout"
-    return (f"tpugraphs-{kind}-node{graph.node_feat.shape[1]}-config{graph.config_feat.shape[2]}"
-            f"-global{graph.global_feat.shape[1]}")
-
-
-def network_config(graph: ConfiguredGraph, **overrides):
-    """A :class:`~tvm_tgraph.nn.TGraphConfig` sized for graphs like ``graph``."""
-    from ..nn import TGraphConfig
-
-    return TGraphConfig(num_node_kinds=NUM_OPCODES, node_features=graph.node_feat.shape[1],
-                        config_features=graph.config_feat.shape[2],
-                        global_features=graph.global_feat.shape[1], **overrides)
+    widths = graph.node_feat.shape[1], graph.config_feat.shape[2], graph.global_feat.shape[1]
+    version = f"tpugraphs-{kind}-node{widths[0]}-config{widths[1]}-global{widths[2]}"
+    return FeatureSchema(version, NUM_OPCODES, *widths)

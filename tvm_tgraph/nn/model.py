@@ -52,6 +52,13 @@ class TGraphConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_schema(cls, schema, **overrides) -> "TGraphConfig":
+        """A config sized for a converter's :class:`~tvm_tgraph.graph.FeatureSchema`;
+        ``overrides`` set the hyper-parameters (``hidden``, ``cross_attention``, ...)."""
+        return cls(schema.num_node_kinds, schema.node_features, schema.config_features,
+                   schema.global_features, **overrides)
+
 
 class GraphTensors(NamedTuple):
     """A :class:`ConfiguredGraph` as torch tensors (the network's input).
