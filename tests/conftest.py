@@ -72,15 +72,21 @@ def scaled_matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float
                   C: T.Buffer((64, 64), "float32")):
     T.func_attr({"global_symbol": "main", "tirx.noalias": True})
     with T.sblock("root"):
+        T.reads()
+        T.writes()
         D = T.alloc_buffer((64, 64), "float32")
         for i, j, k in T.grid(64, 64, 64):
             with T.sblock("matmul"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A[vi, vk], B[vk, vj])
+                T.writes(D[vi, vj])
                 with T.init():
                     D[vi, vj] = T.float32(0)
                 D[vi, vj] = D[vi, vj] + A[vi, vk] * B[vk, vj]
         for i, j in T.grid(64, 64):
             with T.sblock("scale"):
                 vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(D[vi, vj])
+                T.writes(C[vi, vj])
                 C[vi, vj] = D[vi, vj] * T.float32(2)
 """

@@ -153,3 +153,27 @@ def test_archive_of_random_bytes_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["train", "--db", str(archive), "--out", str(tmp_path / "m.safetensors")]) == 2
     err = capsys.readouterr().err
     assert "is not a readable .tar.xz" in err and err.count("\n") == 1
+
+
+def test_a_program_metaschedule_rejects_is_one_line_and_exit_2(tmp_path, capsys):
+    """A function-level T.alloc_buffer without a root block: MetaSchedule's own checks fail."""
+    source = tmp_path / "kernel.py"
+    source.write_text(
+        "from tvm.script import tirx as T\n"
+        "@T.prim_func(check_well_formed=False)\n"
+        "def rootless(A: T.Buffer((16, 16), 'float32'), B: T.Buffer((16, 16), 'float32')):\n"
+        "    D = T.alloc_buffer((16, 16), 'float32')\n"
+        "    for i, j in T.grid(16, 16):\n"
+        "        with T.sblock('copy'):\n"
+        "            vi, vj = T.axis.remap('SS', [i, j])\n"
+        "            D[vi, vj] = A[vi, vj]\n"
+        "    for i, j in T.grid(16, 16):\n"
+        "        with T.sblock('out'):\n"
+        "            vi, vj = T.axis.remap('SS', [i, j])\n"
+        "            B[vi, vj] = D[vi, vj] * T.float32(2)\n"
+    )
+    drop_capture_handlers()
+    assert main(["tune", f"{source}:rootless", "--cost-model", "xgb", "--trials", "4",
+                 "--work-dir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err
+    assert "MetaSchedule cannot tune" in err and err.count("\n") == 1

@@ -51,8 +51,13 @@ def _cmd_tune(args) -> int:
         from ..rpc import make_rpc_runner
 
         runner = make_rpc_runner(args.rpc_tracker, args.rpc_key, max_workers=args.rpc_workers)
-    summary = tune(mod, cost_model, args.trials, args.work_dir, target=args.target, seed=args.seed,
-                   trials_per_iter=args.trials_per_iter, strategy=args.strategy, runner=runner)
+    try:
+        summary = tune(mod, cost_model, args.trials, args.work_dir, target=args.target, seed=args.seed,
+                       trials_per_iter=args.trials_per_iter, strategy=args.strategy, runner=runner)
+    except RuntimeError as err:   # TVM's errors (InternalError, ...) derive from it
+        lines = [line for line in str(err).splitlines() if line.strip()]
+        raise ValueError(f"MetaSchedule cannot tune {args.module}: {lines[-1] if lines else type(err).__name__}"
+                         f" (tgraph -v tune ... shows its log)") from None
     print(f"{args.module} with {args.cost_model}: best latency {summary.best_latency_s * 1e3:.4f} ms"
           f"{' (sum over tasks)' if is_relax_module(mod) else ''}, first reached at trial {summary.best_trial} of "
           f"{summary.trials} ({summary.wall_s:.1f} s, {summary.cost_model_s:.1f} s in the cost model); "

@@ -163,8 +163,12 @@ class TGraphNet(nn.Module):
 def predict_scores(model: TGraphNet, graph: ConfiguredGraph | GraphTensors, chunk_size: int = 128) -> np.ndarray:
     """Score every configuration of ``graph`` in eval mode, ``chunk_size`` at a time.
 
-    Cross-attention compares configurations within a chunk; chunks bound memory to
-    ``N * heads * chunk_size^2`` attention weights whatever the number of configurations.
+    Cross-attention compares configurations within a chunk: a configuration's score depends
+    on its chunk-mates, and scores are comparable within a chunk only (see
+    ``benchmarks/chunk_size.py`` for what chunking costs in agreement). Chunks bound memory
+    to ``N * heads * chunk_size^2`` attention weights whatever the number of configurations.
+
+    Shapes: ``graph`` with ``C`` configurations -> ``(C,)``.
 
     Returns
     -------
