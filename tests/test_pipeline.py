@@ -125,10 +125,12 @@ def test_eval_on_a_plain_metaschedule_database(database, tmp_path, capsys, targe
     tune(workloads.as_ir_module(workloads.matmul(32, 48, 64)), "random", 8, plain, target=target,
          trials_per_iter=8, progress=False)
     assert not (plain / "tasks.json").exists()
+    report = tmp_path / "eval.json"
     code = main(["eval", "--db", str(plain), "--model", str(DEFAULT_CHECKPOINT), "--train-db", str(database),
-                 "--baselines", "xgb", "--online-k", "4"])
-    out = capsys.readouterr().out
-    assert code == 0 and "main_" in out, out
+                 "--baselines", "xgb", "--online-k", "4", "--json", str(report)])
+    assert code == 0, capsys.readouterr().err
+    [name] = json.loads(report.read_text())["settings"]["eval_tasks"]
+    assert name.startswith("main_") and len(name) == len("main_") + 8
     assert main(["eval", "--db", str(plain), "--families", "op:matmul", "--model", str(DEFAULT_CHECKPOINT),
                  "--train-db", str(database)]) == 2
     assert "no tasks.json" in capsys.readouterr().err
