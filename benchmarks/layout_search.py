@@ -41,8 +41,8 @@ def main() -> None:
 
     from search.layout import layout_search
     from tvm_tgraph.convert.relax_layout import LayoutSpace
-    from tvm_tgraph.end_to_end import random_inputs
-    from tvm_tgraph.layout import collect_layouts, load_model, measure_config, train_layout_model
+    from tvm_tgraph.workflows.end_to_end import random_inputs
+    from tvm_tgraph.workflows.layout import collect_layouts, load_model, measure_config, train_layout_model
     from tvm_tgraph.nn import predict_scores
     from tvm_tgraph.pretrain import PretrainConfig
     from tvm_tgraph.tvm_env import make_target
@@ -58,7 +58,8 @@ def main() -> None:
     model, _ = load_checkpoint(ckpt, FEATURE_SCHEMA_VERSION)
     mod = load_model(args.model)
     space, inputs = LayoutSpace(mod), random_inputs(mod)
-    result = layout_search(space, model, target, inputs, args.pool, args.top_k, args.seed + 7)
+    result = layout_search(space, model, lambda c: measure_config(space, c, target, inputs)[0], args.pool, args.top_k,
+                           args.seed + 7)
 
     random_budget = 10 * args.top_k
     random_best = int(np.argmin(measured.latency[:random_budget]))

@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from tvm_tgraph.dataset import configured_graphs, load_measured_tasks
-    from tvm_tgraph.evaluate import evaluate, format_table, plot_scatter
+    from tvm_tgraph.workflows.evaluate import evaluate, format_table, plot_scatter
     from tvm_tgraph.pretrain import evaluate_graphs
     from tvm_tgraph.checkpoint import load_checkpoint
     from tvm_tgraph.tvm_env import make_target

@@ -18,8 +18,8 @@ class LayoutSearchResult:
     measured: list[tuple[str, float]] = field(default_factory=list)  # (config, latency), in order
 
 
-def layout_search(space, model, target, inputs, pool_size: int = 1024, top_k: int = 8, seed: int = 0,
-                  db_dir=None, chunk_size: int = 128, progress: bool = True) -> LayoutSearchResult:
+def layout_search(space, model, measure, pool_size: int = 1024, top_k: int = 8, seed: int = 0,
+                  chunk_size: int = 128, progress: bool = True) -> LayoutSearchResult:
     """Measure the ``top_k`` best-scored of ``pool_size`` distinct random configurations.
 
     Parameters
@@ -27,16 +27,14 @@ def layout_search(space, model, target, inputs, pool_size: int = 1024, top_k: in
     space : tvm_tgraph.convert.relax_layout.LayoutSpace
     model : tvm_tgraph.nn.TGraphNet
         Trained on measured layouts of this model (``tgraph layout train``).
-    inputs : list of np.ndarray
-        Arguments of the model's ``main`` for timing.
+    measure : callable
+        ``measure(config) -> latency in seconds`` for a ``(sites,)`` 0/1 configuration
+        (``tvm_tgraph.workflows.layout.measure_config`` builds and times it end to end).
     pool_size : int
         Configurations scored (the whole space if it is smaller).
-    db_dir : path, optional
-        A tuning database whose schedules the builds use (default: TVM's default schedules).
     """
     from tqdm import tqdm
 
-    from tvm_tgraph.layout import measure_config
     from tvm_tgraph.nn import predict_scores
 
     pool = space.random_configs(pool_size, np.random.default_rng(seed))
@@ -44,7 +42,7 @@ def layout_search(space, model, target, inputs, pool_size: int = 1024, top_k: in
     picks = pool[np.argsort(-scores, kind="stable")[:top_k]]
     measured = []
     for config in tqdm(picks, desc="measure top-k layouts", unit="config", disable=not progress):
-        latency, _ = measure_config(space, config, target, inputs, db_dir)
+        latency = measure(config)
         measured.append(("".join(map(str, config)), latency))
     best = int(np.argmin([latency for _, latency in measured]))
     return LayoutSearchResult(picks[best], measured[best][1], len(pool), measured)

@@ -8,7 +8,7 @@ import numpy as np
 from conftest import drop_capture_handlers
 
 from tvm_tgraph.cli import main
-from tvm_tgraph.compare import RunResult, summarise
+from tvm_tgraph.workflows.compare import RunResult, summarise
 
 
 def test_compare_runs_summarises_and_resumes(tmp_path, capsys):

@@ -52,7 +52,7 @@ def tuned(tmp_path, target):
     """A real database: 4 random candidates of a small matmul, measured."""
     from conftest import drop_capture_handlers
 
-    from tvm_tgraph.tuning import tune
+    from tvm_tgraph.workflows.tuning import tune
     from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
     drop_capture_handlers()
@@ -66,7 +66,7 @@ def test_appending_after_a_crash_sets_the_torn_line_aside_and_goes_on(tuned, tar
     fragment to <file>.torn and goes on appending on a line of its own."""
     from conftest import drop_capture_handlers
 
-    from tvm_tgraph.tuning import tune
+    from tvm_tgraph.workflows.tuning import tune
     from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
     records = tuned / RECORD_FILE

@@ -1,4 +1,4 @@
-"""Metric definitions of DESIGN.md."""
+"""Metric definitions of docs/architecture.md."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import torch
 from conftest import drop_capture_handlers
 
 from tvm_tgraph import workloads
-from tvm_tgraph.collect import SMALL_SPACE_DISTINCT, CollectPlan, CollectTask, collect, records_per_workload
+from tvm_tgraph.workflows.collect import SMALL_SPACE_DISTINCT, CollectPlan, CollectTask, collect, records_per_workload
 
 PLAN = CollectPlan(random_trials=10, evolutionary_trials=6, trials_per_iter=8)
 
@@ -118,7 +118,7 @@ def test_eval_on_a_plain_metaschedule_database(database, tmp_path, capsys, targe
     """Users evaluate on their own tuning logs: no tasks.json, tasks named after the workload."""
     from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
     from tvm_tgraph.cli import main
-    from tvm_tgraph.tuning import tune
+    from tvm_tgraph.workflows.tuning import tune
 
     plain = tmp_path / "my_tuning_log"
     drop_capture_handlers()

@@ -19,7 +19,7 @@ from tvm.support.popen_pool import PopenPoolExecutor, StatusKind
 
 from .tvm_env import register_light_tensor_intrin
 
-#: DESIGN.md's measurement protocol: latency is the median of ``run_secs``.
+#: The tuning measurement protocol (docs/architecture.md): latency is the median of ``run_secs``.
 DEFAULT_EVALUATOR = {"number": 3, "repeat": 3, "min_repeat_ms": 20, "enable_cpu_cache_flush": False}
 
 
@@ -101,7 +101,7 @@ class FastBuilder(PyBuilder):
 
 
 def make_runner(timeout_sec: float = 30.0, **evaluator_overrides) -> LocalRunner:
-    """A ``LocalRunner`` with DESIGN.md's evaluator settings (number=3, repeat=3, 20 ms).
+    """A ``LocalRunner`` with the tuning protocol's evaluator settings (number=3, repeat=3, 20 ms).
 
     Parameters
     ----------

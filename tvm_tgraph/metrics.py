@@ -1,4 +1,4 @@
-"""Ranking metrics, defined once (DESIGN.md, "Metrics").
+"""Ranking metrics, defined once (docs/architecture.md, "Metrics").
 
 For one task: measured latencies ``L`` (lower = faster; failed candidates excluded) and
 predicted scores ``s`` (higher = faster).

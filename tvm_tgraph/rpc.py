@@ -42,7 +42,7 @@ def make_rpc_runner(tracker: str, key: str, max_workers: int = 1, session_timeou
     session_timeout_sec : float
         Time limit of one candidate's session (connect, upload, run).
     **evaluator_overrides
-        Fields of ``EvaluatorConfig`` to change from DESIGN.md's (number=3, repeat=3, 20 ms).
+        Fields of ``EvaluatorConfig`` to change from the tuning protocol's (number=3, repeat=3, 20 ms).
     """
     from tvm.s_tir.meta_schedule.runner import EvaluatorConfig, RPCConfig, RPCRunner
 

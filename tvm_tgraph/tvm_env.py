@@ -1,6 +1,6 @@
 """TVM set-up that every TVM-facing module of the project goes through.
 
-Two facts of TVM 0.27 on CPU hosts are handled here once (see ``TVM_NOTES.md``):
+Two facts of TVM 0.27 on CPU hosts are handled here once (see ``docs/architecture.md``):
 
 * ``import tvm.s_tir.tensor_intrin`` parses the tensor intrinsics of every backend
   (CUDA, ROCm, Hexagon, ...) and takes about 40 s. MetaSchedule's ``TuneContext`` and its

@@ -40,7 +40,7 @@ def test_sites_and_plan(tiny_resnet):
 
 
 def test_rewrite_computes_the_same_function(tiny_resnet, target):
-    from tvm_tgraph.end_to_end import compile_default, random_inputs, run_and_time
+    from tvm_tgraph.workflows.end_to_end import compile_default, random_inputs, run_and_time
 
     space = LayoutSpace(tiny_resnet)
     inputs = random_inputs(tiny_resnet)
@@ -83,7 +83,7 @@ def test_collect_train_eval_search(tmp_path, capsys):
 
 
 def test_malformed_measurement_is_named(tmp_path, tiny_resnet):
-    from tvm_tgraph.layout import read_measurements
+    from tvm_tgraph.workflows.layout import read_measurements
 
     (tmp_path / "measurements.jsonl").write_text('{"config": "0101010", "latency_s": 0.01}\n{"config": "01"}\n')
     with pytest.raises(RecordError, match="measurements.jsonl:2"):

@@ -64,7 +64,7 @@ def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
 @pytest.mark.parametrize("cost_model", ["tgraph", "xgb-warm16"])
 def test_real_tuning_with_pruning(tmp_path, target, cost_model):
     from tvm_tgraph.measure import FastBuilder, make_runner
-    from tvm_tgraph.tuning import tune
+    from tvm_tgraph.workflows.tuning import tune
     from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
     drop_capture_handlers()

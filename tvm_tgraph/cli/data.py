@@ -31,7 +31,7 @@ def add_collect(sub) -> None:
 
 
 def _cmd_collect(args) -> int:
-    from ..collect import CollectPlan, collect, data_card, default_suite, pack_database, write_text_atomic
+    from ..workflows.collect import CollectPlan, collect, data_card, default_suite, pack_database, write_text_atomic
     from ..tvm_env import make_target
 
     if args.pack:
@@ -128,7 +128,7 @@ def add_eval(sub) -> None:
 
 def _cmd_eval(args) -> int:
     from ..dataset import load_measured_tasks
-    from ..evaluate import evaluate, format_table, plot_scatter
+    from ..workflows.evaluate import evaluate, format_table, plot_scatter
     from ..tvm_env import make_target
 
     target = make_target(args.target)

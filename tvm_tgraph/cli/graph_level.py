@@ -50,7 +50,7 @@ def _pretrain_config(args):
 
 
 def _cmd_tpugraphs(args) -> int:
-    from ..tpugraphs import configuration_split_eval, evaluate_collection, load_collection, train_collection
+    from ..workflows.tpugraphs import configuration_split_eval, evaluate_collection, load_collection, train_collection
 
     if args.tpugraphs_command == "train":
         config = _pretrain_config(args)
@@ -120,7 +120,7 @@ def add_layout(sub) -> None:
 
 
 def _cmd_layout(args) -> int:
-    from .. import layout
+    from ..workflows import layout
 
     if args.layout_command == "collect":
         from ..tvm_env import make_target
@@ -146,13 +146,14 @@ def _cmd_layout(args) -> int:
 
         from ..checkpoint import load_checkpoint
         from ..convert.relax_layout import FEATURE_SCHEMA_VERSION, LayoutSpace
-        from ..end_to_end import random_inputs
+        from ..workflows.end_to_end import random_inputs
         from ..tvm_env import make_target
 
         mod = layout.load_model(args.model)
         model, _ = load_checkpoint(args.checkpoint, FEATURE_SCHEMA_VERSION)
-        result = layout_search(LayoutSpace(mod), model, make_target(args.target), random_inputs(mod),
-                               args.pool, args.top_k, args.seed, args.db)
+        space, target, inputs = LayoutSpace(mod), make_target(args.target), random_inputs(mod)
+        result = layout_search(space, model, lambda c: layout.measure_config(space, c, target, inputs, args.db)[0],
+                               args.pool, args.top_k, args.seed)
         print(f"scored {result.pool_size} configurations, measured {len(result.measured)}: fastest "
               f"{''.join(map(str, result.best_config))} at {result.best_latency_s * 1e3:.4f} ms")
     return 0

@@ -41,7 +41,7 @@ def add_tune(sub) -> None:
 
 
 def _cmd_tune(args) -> int:
-    from ..tuning import is_relax_module, make_cost_model, tune
+    from ..workflows.tuning import is_relax_module, make_cost_model, tune
     from ..workloads import load_module
 
     mod = load_module(args.module)
@@ -67,7 +67,7 @@ def _cmd_tune(args) -> int:
         print(f"ranked by the TGraph network: {scored['network']} candidates; by the XGBoost fallback: "
               f"{scored['fallback']} candidates")
     if is_relax_module(mod):
-        from ..end_to_end import measure_end_to_end
+        from ..workflows.end_to_end import measure_end_to_end
         from ..tvm_env import make_target
 
         e2e = measure_end_to_end(mod, make_target(args.target), args.work_dir)
@@ -91,7 +91,7 @@ def add_demo(sub) -> None:
 
 
 def _cmd_demo(args) -> int:
-    from ..tuning import tune
+    from ..workflows.tuning import tune
     from ..workloads import load_module
 
     root = Path(args.work_dir or tempfile.mkdtemp(prefix="tgraph_demo_"))
@@ -112,7 +112,7 @@ def _cmd_demo(args) -> int:
 
 
 def add_compare(sub) -> None:
-    from ..compare import BUDGETS, DEFAULT_METHODS, METHODS
+    from ..workflows.compare import BUDGETS, DEFAULT_METHODS, METHODS
 
     p = sub.add_parser(
         "compare", help="tune the same workloads with TGraph + pruning search, XGBoost and random search",
@@ -131,7 +131,7 @@ def add_compare(sub) -> None:
 
 
 def _cmd_compare(args) -> int:
-    from ..compare import BUDGETS, compare, format_markdown, plot_curves, summarise
+    from ..workflows.compare import BUDGETS, compare, format_markdown, plot_curves, summarise
 
     out = Path(args.out)
     results = compare(args.workloads.split(","), args.methods.split(","),

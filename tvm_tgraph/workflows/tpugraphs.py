@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from .convert.tpugraphs import TpuGraphsFormatError, feature_schema, load_tpugraphs
-from .graph import ConfiguredGraph
-from .metrics import kendall_tau, top_k_score
-from .nn import TGraphConfig
-from .pretrain import PretrainConfig, mean_metrics, pretrain, split_configurations, train_checkpoint
+from ..convert.tpugraphs import TpuGraphsFormatError, feature_schema, load_tpugraphs
+from ..graph import ConfiguredGraph
+from ..metrics import kendall_tau, top_k_score
+from ..nn import TGraphConfig
+from ..pretrain import PretrainConfig, mean_metrics, pretrain, split_configurations, train_checkpoint
 
 #: K of the tile collections' top-K slowdown.
 TILE_TOP_K = 5
@@ -62,7 +62,7 @@ def graph_metrics(scores: np.ndarray, graph: ConfiguredGraph) -> dict[str, float
 def evaluate_collection(model, graphs: dict[str, ConfiguredGraph], chunk_size: int = 128) -> dict:
     """``{"per_graph": {name: metrics}, "mean": metrics}``; configurations are scored
     ``chunk_size`` at a time, so memory does not grow with their number."""
-    from .nn import predict_scores
+    from ..nn import predict_scores
 
     per_graph = {name: graph_metrics(predict_scores(model, g, chunk_size), g)
                  for name, g in tqdm(graphs.items(), desc="evaluate", unit="graph")}
@@ -94,7 +94,7 @@ def configuration_split_eval(path: str | Path, config: PretrainConfig, train_fra
     """Train TGraph on ``train_fraction`` of one file's configurations (``val_fraction`` of
     those kept aside for early stopping), rank the rest; the linear baseline fits the same
     training configurations. Returns both models' metrics on the held-out configurations."""
-    from .nn import predict_scores
+    from ..nn import predict_scores
 
     graph = load_tpugraphs(path)
     train, test = (graph.select(i) for i in split_configurations(graph.num_configs, 1.0 - train_fraction, config.seed))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import open_database
+from ..database import open_database
 
 #: Timing of a whole model: enough calls per repeat for ~50 ms, median of the repeats.
 E2E_EVALUATOR = {"number": 1, "repeat": 7, "min_repeat_ms": 50}

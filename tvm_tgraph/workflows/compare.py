@@ -1,7 +1,7 @@
 """Side-by-side tuning comparison: TGraph + pruning search against XGBoost and random search.
 
 Every method tunes the same workloads with the same budget, seeds, builder and runner
-(DESIGN.md, "Benchmark protocol"). Each run's database and a ``result.json`` go to
+(docs/architecture.md, "Measurement protocol"). Each run's database and a ``result.json`` go to
 ``OUT/runs/<workload>/<method>/seed<k>/``; a finished run is skipped when the comparison is
 run again, an interrupted one is set aside (renamed, never overwritten) and run again.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import atomic_write_bytes
+from ..checkpoint import atomic_write_bytes
 
 #: method name -> (cost model, search strategy), as :func:`tvm_tgraph.tuning.tune` names them.
 METHODS = {
@@ -49,7 +49,7 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
             trials_per_iter: int, builder, runner) -> RunResult:
     """Tune ``workload`` with ``method`` (or read the finished run back)."""
     from .tuning import tune
-    from .workloads import load_module
+    from ..workloads import load_module
 
     run_dir = out_dir / "runs" / workload.replace("/", "_").replace(":", "_") / method / f"seed{seed}"
     result_file = run_dir / "result.json"
@@ -76,8 +76,8 @@ def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: 
     """Run (or resume) every (workload, method, seed) and return all runs."""
     from tqdm import tqdm
 
-    from .measure import FastBuilder, make_runner
-    from .tvm_env import make_target
+    from ..measure import FastBuilder, make_runner
+    from ..tvm_env import make_target
 
     unknown = set(methods) - set(METHODS)
     if unknown:

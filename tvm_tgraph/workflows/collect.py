@@ -26,12 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database
-from .errors import RecordError
+from ..database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database
+from ..errors import RecordError
 
 #: The collector's evaluator: one run per repeat, ten repeats, cache flushed, latency is
-#: the median of the repeats. TVM_NOTES.md measured it at 8-11 runs/s with a Spearman of
-#: 0.97-0.98 between two passes (DESIGN's benchmark evaluator is ~4 runs/s).
+#: the median of the repeats. Measured at 8-11 runs/s with a Spearman of 0.97-0.98 between
+#: two passes (the tuning evaluator of docs/architecture.md runs ~4/s).
 COLLECT_EVALUATOR = {"number": 1, "repeat": 10, "min_repeat_ms": 0, "enable_cpu_cache_flush": True}
 
 #: Random draws that size a design space, and the distinct schedules among them below
@@ -82,7 +82,7 @@ OPERATOR_SHAPES = {
 
 def operator_tasks() -> list[CollectTask]:
     """Operator families at the shapes of :data:`OPERATOR_SHAPES`."""
-    from . import workloads
+    from .. import workloads
 
     tasks = []
     for family, shapes in OPERATOR_SHAPES.items():
@@ -97,7 +97,7 @@ def model_tasks(target) -> list[CollectTask]:
     """The fused TIR tasks of the models of :mod:`tvm_tgraph.model_zoo`, at each of their
     :data:`~tvm_tgraph.model_zoo.SUITE_SIZES` (tasks of the default size are named
     ``family/task``, others ``family[size]/task``)."""
-    from .model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
+    from ..model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
 
     tasks = []
     for family, sizes in SUITE_SIZES.items():
@@ -141,7 +141,7 @@ def host_cpu_names() -> dict[str, str]:
     """The host CPU as LLVM names it (``mcpu``) and as the kernel reports it."""
     import platform
 
-    from .tvm_env import host_cpu
+    from ..tvm_env import host_cpu
 
     name = platform.processor() or platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
@@ -208,7 +208,7 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
     from tqdm import tqdm
     from tvm.s_tir import meta_schedule as ms
 
-    from .measure import FastBuilder, make_runner
+    from ..measure import FastBuilder, make_runner
     from .tuning import tune
 
     out_dir = Path(out_dir)
@@ -297,7 +297,7 @@ def write_json_atomic(path: Path, value) -> None:
 
 def data_card(db_dir: str | Path) -> str:
     """A markdown data card of a collected database: settings, then one row per task."""
-    from .database import latencies_in_trial_order
+    from ..database import latencies_in_trial_order
 
     db_dir = Path(db_dir)
     for name in ("tasks.json", "collect_meta.json"):

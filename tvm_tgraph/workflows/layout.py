@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .convert.relax_layout import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, LayoutSpace
-from .errors import RecordError
+from ..convert.relax_layout import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, LayoutSpace
+from ..errors import RecordError
 
 MEASUREMENTS = "measurements.jsonl"
 SPACE = "space.json"
@@ -30,8 +30,8 @@ LAYOUT_MODELS = {
 
 def load_model(name: str):
     """The Relax IRModule of a :data:`LAYOUT_MODELS` entry (or a built-in/``file.py:NAME`` module)."""
-    from .model_zoo import MODELS, to_relax
-    from .workloads import load_module
+    from ..model_zoo import MODELS, to_relax
+    from ..workloads import load_module
 
     if name in LAYOUT_MODELS:
         family, sizes = LAYOUT_MODELS[name]
@@ -130,9 +130,9 @@ def train_layout_model(folder: str | Path, out: str | Path, config, test_fractio
     """Train on the measured configurations outside a held-out ``test_fraction`` (a tenth of
     the rest, at least two, decides early stopping); the card records the held-out
     configurations."""
-    from .checkpoint import save_checkpoint
-    from .nn import TGraphConfig
-    from .pretrain import evaluate_graphs, pretrain, split_configurations
+    from ..checkpoint import save_checkpoint
+    from ..nn import TGraphConfig
+    from ..pretrain import evaluate_graphs, pretrain, split_configurations
 
     space, measured, info = load_layout_data(folder)
     if len(measured.latency) < 10:
@@ -153,8 +153,8 @@ def train_layout_model(folder: str | Path, out: str | Path, config, test_fractio
 
 def evaluate_layout_model(folder: str | Path, checkpoint: str | Path, everything: bool = False) -> dict:
     """Ranking metrics on the checkpoint's held-out configurations (or on all measured)."""
-    from .checkpoint import load_checkpoint
-    from .pretrain import evaluate_graphs
+    from ..checkpoint import load_checkpoint
+    from ..pretrain import evaluate_graphs
 
     space, measured, info = load_layout_data(folder)
     model, card = load_checkpoint(checkpoint, FEATURE_SCHEMA_VERSION)

@@ -13,9 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import latencies_in_trial_order, open_database
-from .metrics import best_so_far
-from .tvm_env import make_target, register_light_tensor_intrin
+import cost_models
+from cost_models.timed import TimedCostModel
+from search import PruningSearch
+
+from ..database import latencies_in_trial_order, open_database
+from ..measure import FastBuilder, make_runner
+from ..metrics import best_so_far
+from ..tvm_env import make_target, register_light_tensor_intrin
 
 
 @dataclass
@@ -58,7 +63,7 @@ def progress_callback(bar):
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 
-    from .database import median_latency
+    from ..database import median_latency
 
     @derived_object
     class ProgressCallback(PyMeasureCallback):
@@ -78,8 +83,6 @@ def progress_callback(bar):
 
 def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
     """``"tgraph"``, ``"xgb"`` (stock), ``"xgb-warm16"`` or ``"random"``."""
-    import cost_models
-
     if name == "tgraph":
         return cost_models.TGraphCostModel(checkpoint=checkpoint, seed=seed)
     if checkpoint is not None:
@@ -98,8 +101,6 @@ def make_strategy(name: str):
     if name not in STRATEGIES:
         raise ValueError(f"unknown search strategy {name!r}: use one of {', '.join(STRATEGIES)}")
     if name.startswith("pruning"):
-        from search import PruningSearch
-
         return PruningSearch() if name == "pruning" else PruningSearch(population_size=256, genetic_num_iters=1)
     return name
 
@@ -148,7 +149,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     trials_per_iter : int
         Candidates measured per search round.
     builder, runner : optional
-        Default: :class:`~tvm_tgraph.measure.FastBuilder` and DESIGN.md's ``LocalRunner``.
+        Default: :class:`~tvm_tgraph.measure.FastBuilder` and the tuning ``LocalRunner`` of docs/architecture.md.
     strategy : str or ms.search_strategy.SearchStrategy
         A name for :func:`make_strategy` or a strategy object (default ``"evolutionary"``).
     progress : bool or tqdm
@@ -159,10 +160,6 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     register_light_tensor_intrin()
     import tvm
     from tvm.s_tir import meta_schedule as ms
-
-    from cost_models.timed import TimedCostModel
-
-    from .measure import FastBuilder, make_runner
 
     if not isinstance(target, tvm.target.Target):
         target = make_target(target)

@@ -21,8 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .dataset import MeasuredTask
-from .pretrain import mean_metrics, ranking_metrics
+from cost_models import TGraphCostModel
+from cost_models.xgb_state import load_xgb_state, save_xgb_state
+
+from ..dataset import MeasuredTask
+from ..pretrain import mean_metrics, ranking_metrics
 
 METRICS = ("kendall_tau", "top1", "top5", "opa")
 
@@ -82,8 +85,6 @@ class _Baseline:
 
     def _save(self):
         if self.kind == "xgb":
-            from cost_models.xgb_state import save_xgb_state
-
             directory = Path(tempfile.mkdtemp(prefix="tgraph_eval_xgb_"))
             save_xgb_state(self.model, directory)
             return directory
@@ -92,8 +93,6 @@ class _Baseline:
     def fresh(self):
         """The model as trained on the training tasks only."""
         if self.kind == "xgb":
-            from cost_models.xgb_state import load_xgb_state
-
             model = self._new()
             load_xgb_state(model, self._snapshot)
             return model
@@ -103,8 +102,6 @@ class _Baseline:
 
 
 def _tgraph(checkpoint: str, seed: int):
-    from cost_models import TGraphCostModel
-
     return TGraphCostModel(checkpoint=checkpoint, seed=seed)   # raises CheckpointError if unusable
 
 

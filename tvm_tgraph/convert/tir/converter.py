@@ -1,0 +1,97 @@
+"""The converter: MetaSchedule candidates of any task -> one configured graph, cached."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from ...graph import ConfiguredGraph
+from .program_graph import TaskGraph, task_graph
+from .schema import F_CONFIG, F_GLOBAL
+from .store_features import store_features
+from .trace import _TraceReader, parse_trace
+
+
+class TirConverter:
+    """Converts MetaSchedule candidates of any task to configured graphs.
+
+    The static graph of each task is built once and cached by the task's structural hash;
+    each candidate's features are cached by its task and trace text (evolutionary search
+    scores the same candidate many times). ``PerStoreFeature`` (TVM's C++ extractor, the one
+    XGBoost uses) supplies the global features.
+
+    Parameters
+    ----------
+    cache_size : int
+        Candidates whose features are kept (default 20,000, about 40 MB).
+    """
+
+    def __init__(self, cache_size: int = 20_000) -> None:
+        from tvm.s_tir.meta_schedule.feature_extractor import PerStoreFeature
+
+        self._graphs: dict[str, TaskGraph] = {}
+        self._store_extractor = PerStoreFeature()
+        self._cache: OrderedDict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self.cache_size = cache_size
+
+    def graph_for(self, mod) -> TaskGraph:
+        """The cached static graph of a task's workload module."""
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        return self._graph_by_key(shash2hex(mod), mod)
+
+    def _graph_by_key(self, key: str, mod) -> TaskGraph:
+        if key not in self._graphs:
+            self._graphs[key] = task_graph(mod)
+        return self._graphs[key]
+
+    def convert(self, context, candidates, runtime: np.ndarray | None = None) -> ConfiguredGraph:
+        """Convert candidates of the task of ``context`` to one configured graph.
+
+        Parameters
+        ----------
+        context : ms.TuneContext
+            The task (``context.mod``) and target.
+        candidates : list of ms.MeasureCandidate
+            ``c`` candidates of that task.
+        runtime : np.ndarray, optional
+            ``(c,)`` measured latencies to attach.
+
+        Returns
+        -------
+        ConfiguredGraph
+            ``config_feat`` ``(c, nc, F_CONFIG)``, ``global_feat`` ``(c, F_GLOBAL)``.
+
+        Raises
+        ------
+        UnsupportedProgramError
+            If the task's program or a candidate's trace cannot be converted.
+        """
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        task = shash2hex(context.mod)
+        graph = self._graph_by_key(task, context.mod)
+        # Two tasks can print the same trace (an element-wise op at two shapes): the
+        # per-store features differ, so a candidate is known by (task, trace).
+        keys = [(task, str(cand.sch.trace)) for cand in candidates]
+        missing = [i for i, key in enumerate(keys) if key not in self._cache]
+        if missing:
+            per_store = self._store_extractor.extract_from(context, [candidates[i] for i in missing])
+            for i, stores in zip(missing, per_store):
+                config = _TraceReader(graph, graph.config_row()).read(parse_trace(keys[i][1]))
+                self._cache[keys[i]] = (config, store_features(stores.numpy()))
+        rows = []
+        for key in keys:
+            self._cache.move_to_end(key)
+            rows.append(self._cache[key])
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        nc = len(graph.config_node_ids)
+        config = np.stack([r[0] for r in rows]) if rows else np.zeros((0, nc, F_CONFIG), np.float32)
+        global_feat = np.stack([r[1] for r in rows]) if rows else np.zeros((0, F_GLOBAL), np.float32)
+        return ConfiguredGraph(
+            node_kind=graph.node_kind, node_feat=graph.node_feat, edge_index=graph.edge_index,
+            config_node_ids=graph.config_node_ids, config_feat=config, global_feat=global_feat,
+            runtime=runtime, name=str(context.task_name or ""),
+        )
