@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--no-ablations", action="store_true")
     args = parser.parse_args()
 
-    from tvm_tgraph.dataset import configured_graphs, load_measured_tasks
+    from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
     from tvm_tgraph.workflows.evaluate import evaluate, format_table, plot_scatter
     from tvm_tgraph.pretrain import evaluate_graphs
     from tvm_tgraph.checkpoint import load_checkpoint

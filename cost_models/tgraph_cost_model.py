@@ -16,6 +16,7 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.cost_model import PyCostModel, XGBModel
 
 from tvm_tgraph.checkpoint import load_checkpoint, save_checkpoint
+from tvm_tgraph.database import result_latency
 from tvm_tgraph.errors import CheckpointError, UnsupportedProgramError
 from tvm_tgraph.tvm_env import register_light_tensor_intrin
 
@@ -25,13 +26,6 @@ logger = logging.getLogger("tvm_tgraph.cost_model")
 
 #: The pretrained checkpoint shipped inside the ``tvm_tgraph`` package.
 DEFAULT_CHECKPOINT = Path(str(importlib.resources.files("tvm_tgraph"))) / "checkpoints" / "tgraph_tir.safetensors"
-
-
-def _median_latency(result) -> float | None:
-    """Median of ``run_secs`` of a runner result, or ``None`` for a failed build or run."""
-    if result.error_msg or not result.run_secs:
-        return None
-    return float(np.median([float(s) for s in result.run_secs]))
 
 
 def _standardise(scores: np.ndarray) -> np.ndarray:
@@ -239,7 +233,7 @@ class TGraphCostModel(PyCostModel):
         self.fallback.update(context, candidates, results)
         if not self.online:
             return
-        measured = [(c, lat) for c, r in zip(candidates, results) if (lat := _median_latency(r)) is not None]
+        measured = [(c, lat) for c, r in zip(candidates, results) if np.isfinite(lat := result_latency(r))]
         if not measured:
             return
         key = shash2hex(context.mod)

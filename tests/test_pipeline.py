@@ -47,7 +47,7 @@ def test_collect_writes_every_task_and_resumes_without_remeasuring(database, tar
 
 
 def test_load_measured_tasks_by_family(database, target):
-    from tvm_tgraph.dataset import configured_graphs, load_measured_tasks
+    from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
 
     tasks = load_measured_tasks(database, target)
     assert sorted(t.family for t in tasks) == ["op:dense", "op:matmul", "op:softmax"]
@@ -62,7 +62,7 @@ def test_load_measured_tasks_by_family(database, target):
 def _train(database, target, seed):
     from tvm_tgraph.convert.tir import FEATURE_SCHEMA
     from tvm_tgraph.nn import TGraphConfig
-    from tvm_tgraph.dataset import configured_graphs, load_measured_tasks
+    from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
     from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task
 
     graphs = configured_graphs(load_measured_tasks(database, target, exclude_families="op:softmax"))
@@ -90,7 +90,7 @@ def test_train_and_eval_commands(database, tmp_path, capsys):
     assert card["training_data"]["held_out_families"] == "op:softmax"
     assert card["feature_schema"] and card["command"].startswith("tgraph train")
     report = tmp_path / "eval.json"
-    assert main(["eval", "--db", str(database), "--families", "op:softmax", "--model", str(ckpt),
+    assert main(["eval", "--db", str(database), "--families", "op:softmax", "--checkpoint", str(ckpt),
                  "--train-db", str(database), "--baselines", "xgb", "--online-k", "4",
                  "--json", str(report), "--png", str(tmp_path / "scatter.png")]) == 0
     out = capsys.readouterr().out
@@ -126,12 +126,12 @@ def test_eval_on_a_plain_metaschedule_database(database, tmp_path, capsys, targe
          trials_per_iter=8, progress=False)
     assert not (plain / "tasks.json").exists()
     report = tmp_path / "eval.json"
-    code = main(["eval", "--db", str(plain), "--model", str(DEFAULT_CHECKPOINT), "--train-db", str(database),
+    code = main(["eval", "--db", str(plain), "--checkpoint", str(DEFAULT_CHECKPOINT), "--train-db", str(database),
                  "--baselines", "xgb", "--online-k", "4", "--json", str(report)])
     assert code == 0, capsys.readouterr().err
     [name] = json.loads(report.read_text())["settings"]["eval_tasks"]
     assert name.startswith("main_") and len(name) == len("main_") + 8
-    assert main(["eval", "--db", str(plain), "--families", "op:matmul", "--model", str(DEFAULT_CHECKPOINT),
+    assert main(["eval", "--db", str(plain), "--families", "op:matmul", "--checkpoint", str(DEFAULT_CHECKPOINT),
                  "--train-db", str(database)]) == 2
     assert "no tasks.json" in capsys.readouterr().err
 

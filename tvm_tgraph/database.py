@@ -201,9 +201,16 @@ def _memory_database(work_dir: Path):
 
 
 def median_latency(run_secs) -> float:
-    """Latency of a record: median of ``run_secs`` in seconds (inf for a failed run)."""
+    """Latency of a record: median of ``run_secs`` in seconds; ``inf`` marks a failed
+    candidate (no run times, or MetaSchedule's 1e10 placeholder for a failed build or run).
+    The one definition of a failed measurement."""
     values = [float(s) for s in run_secs or []]
     return float(np.median(values)) if values and max(values) < 1e9 else float("inf")
+
+
+def result_latency(result) -> float:
+    """:func:`median_latency` of a MetaSchedule ``RunnerResult`` (``inf`` if it has an error)."""
+    return float("inf") if result.error_msg else median_latency(result.run_secs)
 
 
 def latencies_in_trial_order(work_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:

@@ -46,3 +46,21 @@ def opa(scores, latency) -> float:
 def best_so_far(latency_in_trial_order) -> np.ndarray:
     """The tuning curve: best latency found after each measured trial, ``(T,)``."""
     return np.minimum.accumulate(np.asarray(latency_in_trial_order, dtype=np.float64))
+
+
+def ranking_metrics(scores, latency) -> dict[str, float]:
+    """Kendall tau, top-1 and top-5 score and OPA of one task."""
+    return {
+        "kendall_tau": kendall_tau(scores, latency),
+        "top1": top_k_score(scores, latency, 1),
+        "top5": top_k_score(scores, latency, 5),
+        "opa": opa(scores, latency),
+    }
+
+
+def mean_metrics(per_task: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Mean of each metric over tasks (NaN entries ignored)."""
+    if not per_task:
+        return {}
+    keys = next(iter(per_task.values())).keys()
+    return {k: float(np.nanmean([m[k] for m in per_task.values()])) for k in keys}

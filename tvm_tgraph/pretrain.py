@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .graph import ConfiguredGraph, FeatureSchema
-from .metrics import kendall_tau, opa, top_k_score
+from .metrics import kendall_tau, mean_metrics, ranking_metrics
 from .nn import GraphTensors, TGraphConfig, TGraphNet, predict_scores
 from .training import RankingTrainer, TrainConfig
 
@@ -68,24 +68,6 @@ def split_configurations(count: int, test_fraction: float, seed: int) -> tuple[n
     order = np.random.default_rng(seed).permutation(count)
     cut = count - int(round(test_fraction * count))
     return np.sort(order[:cut]), np.sort(order[cut:])
-
-
-def ranking_metrics(scores: np.ndarray, latency: np.ndarray) -> dict[str, float]:
-    """Kendall tau, top-1 and top-5 score and OPA of one task."""
-    return {
-        "kendall_tau": kendall_tau(scores, latency),
-        "top1": top_k_score(scores, latency, 1),
-        "top5": top_k_score(scores, latency, 5),
-        "opa": opa(scores, latency),
-    }
-
-
-def mean_metrics(per_task: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Mean of each metric over tasks (NaN entries ignored)."""
-    if not per_task:
-        return {}
-    keys = next(iter(per_task.values())).keys()
-    return {k: float(np.nanmean([m[k] for m in per_task.values()])) for k in keys}
 
 
 def evaluate_graphs(model: TGraphNet, graphs: dict[str, ConfiguredGraph], chunk_size: int = 128) -> dict:

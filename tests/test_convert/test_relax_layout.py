@@ -75,7 +75,7 @@ def test_collect_train_eval_search(tmp_path, capsys):
     assert main(["layout", "train", str(data), "--out", str(ckpt), "--steps", "40", "--eval-every", "20"]) == 0
     card = json.loads(ckpt.with_suffix(".json").read_text())
     assert len(card["training_data"]["held_out_configs"]) == 2         # 20% of 12, held out
-    assert main(["layout", "eval", str(data), "--model", str(ckpt), "--all"]) == 0
+    assert main(["layout", "eval", str(data), "--checkpoint", str(ckpt), "--all"]) == 0
     assert "12 configurations: Kendall tau" in capsys.readouterr().out
     assert main(["layout", "search", "--model", f"{source}:tiny", "--checkpoint", str(ckpt), "--pool", "16",
                  "--top-k", "2", *target]) == 0

@@ -115,14 +115,14 @@ def test_train_and_eval_a_collection(tmp_path, capsys):
             write(tmp_path / split / f"g{seed}.npz", layout_arrays(seed, configs=60))
     ckpt = tmp_path / "m.safetensors"
     assert main(["tpugraphs", "train", str(tmp_path), "--out", str(ckpt), "--steps", "200", "--eval-every", "50"]) == 0
-    assert main(["tpugraphs", "eval", str(tmp_path), "--model", str(ckpt), "--json", str(tmp_path / "r.json")]) == 0
+    assert main(["tpugraphs", "eval", str(tmp_path), "--checkpoint", str(ckpt), "--json", str(tmp_path / "r.json")]) == 0
     report = json.loads((tmp_path / "r.json").read_text())
     assert set(report["per_graph"]) == {"g10", "g11"}
     assert report["mean"]["kendall_tau"] > 0.5                # the runtime is learnable from the configs
     capsys.readouterr()
     (tmp_path / "tile").mkdir()
     write(tmp_path / "tile" / "t.npz", tile_arrays())
-    assert main(["tpugraphs", "eval", str(tmp_path), "--split", "tile", "--model", str(ckpt)]) == 2
+    assert main(["tpugraphs", "eval", str(tmp_path), "--split", "tile", "--checkpoint", str(ckpt)]) == 2
     assert "tpugraphs" in capsys.readouterr().err              # another schema: refused with a message
 
 

@@ -66,3 +66,26 @@ def test_normalisation_is_fitted_from_data():
 def test_repr_names_the_layers():
     text = repr(make_model())
     assert "ConfigCrossAttention(16, heads=2)" in text and "SAGEConv" in text and "ChannelAttention(16)" in text
+
+
+def test_reset_parameters_reinitialises_every_layer_and_the_normalisation():
+    import torch
+
+    from tvm_tgraph.nn import TGraphConfig, TGraphNet
+
+    torch.manual_seed(0)
+    net = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=16, num_blocks=2, heads=2))
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    net.node_mean.fill_(3.0)
+    net.reset_parameters()
+    after = net.state_dict()
+    assert not torch.equal(before["node_proj.weight"], after["node_proj.weight"])
+    assert not torch.equal(before["blocks.0.cross_attention.attention.in_proj_weight"],
+                           after["blocks.0.cross_attention.attention.in_proj_weight"])
+    assert torch.equal(after["node_mean"], torch.zeros(7))
+    # the reset network still computes (its normalisation is the identity again)
+    from conftest import random_graph
+
+    from tvm_tgraph.nn import predict_scores
+
+    assert predict_scores(net, random_graph()).shape == (6,)

@@ -81,7 +81,7 @@ def add_train(sub) -> None:
 
 def _cmd_train(args) -> int:
     from ..convert.tir import FEATURE_SCHEMA
-    from ..dataset import configured_graphs, load_measured_tasks
+    from ..measured_tasks import configured_graphs, load_measured_tasks
     from ..pretrain import PretrainConfig, train_checkpoint
     from ..training import TrainConfig
     from ..tvm_env import make_target
@@ -109,11 +109,11 @@ def add_eval(sub) -> None:
     p = sub.add_parser(
         "eval", help="rank held-out tasks with TGraph, XGBoost and MLP; zero-shot and online",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  tgraph eval --db data/raw --families transformer --model ckpt/tgraph.safetensors \\\n"
+        epilog="example:\n  tgraph eval --db data/raw --families transformer --checkpoint ckpt/tgraph.safetensors \\\n"
                "      --train-db data/raw --baselines xgb,mlp --json results.json --png scatter.png",
     )
     p.add_argument("--db", required=True, help="database with the tasks to rank")
-    p.add_argument("--model", required=True, help="TGraph checkpoint")
+    p.add_argument("--checkpoint", required=True, help="TGraph checkpoint")
     p.add_argument("--train-db", required=True, help="the data the checkpoint was trained on (trains the baselines)")
     p.add_argument("--families", help="evaluate only these families of --db (comma-separated); "
                                       "they are left out of --train-db")
@@ -127,7 +127,7 @@ def add_eval(sub) -> None:
 
 
 def _cmd_eval(args) -> int:
-    from ..dataset import load_measured_tasks
+    from ..measured_tasks import load_measured_tasks
     from ..workflows.evaluate import evaluate, format_table, plot_scatter
     from ..tvm_env import make_target
 
@@ -145,7 +145,7 @@ def _cmd_eval(args) -> int:
     unknown = set(baselines) - {"xgb", "mlp"}
     if unknown:
         raise ValueError(f"unknown baselines {sorted(unknown)}: use xgb and/or mlp")
-    report = evaluate(eval_tasks, train_tasks, args.model, baselines,
+    report = evaluate(eval_tasks, train_tasks, args.checkpoint, baselines,
                       tuple(int(k) for k in args.online_k.split(",") if k), seed=args.seed)
     print(format_table(report))
     if args.json:

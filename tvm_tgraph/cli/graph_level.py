@@ -16,7 +16,7 @@ def add_tpugraphs(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"
                "  tgraph tpugraphs train npz/layout/xla/random --out layout_xla_random.safetensors\n"
-               "  tgraph tpugraphs eval npz/layout/xla/random --model layout_xla_random.safetensors\n"
+               "  tgraph tpugraphs eval npz/layout/xla/random --checkpoint layout_xla_random.safetensors\n"
                "  tgraph tpugraphs split-eval ../shared/data/tpugraphs/cleaned_alexnet.npz --json alexnet.json",
     )
     tp = p.add_subparsers(dest="tpugraphs_command", required=True)
@@ -25,7 +25,7 @@ def add_tpugraphs(sub) -> None:
     train.add_argument("--out", required=True, help="checkpoint to write (.safetensors + .json card)")
     evaluate = tp.add_parser("eval", help="rank every graph of DIR/SPLIT: Kendall tau (layout), top-5 slowdown (tile)")
     evaluate.add_argument("directory")
-    evaluate.add_argument("--model", required=True, help="checkpoint from `tgraph tpugraphs train`")
+    evaluate.add_argument("--checkpoint", required=True, help="checkpoint from `tgraph tpugraphs train`")
     evaluate.add_argument("--split", default="valid", help="folder to rank (default valid)")
     evaluate.add_argument("--chunk-size", type=int, default=128, help="configurations scored at once (bounds memory)")
     split = tp.add_parser("split-eval", help="one file: train on 80%% of its configurations, rank the other 20%%, "
@@ -63,7 +63,7 @@ def _cmd_tpugraphs(args) -> int:
         from ..convert.tpugraphs import feature_schema
 
         graphs = load_collection(args.directory, args.split)
-        model, _ = load_checkpoint(args.model, feature_schema(next(iter(graphs.values()))).version)
+        model, _ = load_checkpoint(args.checkpoint, feature_schema(next(iter(graphs.values()))).version)
         report = evaluate_collection(model, graphs, args.chunk_size)
         print(" ".join(f"{k} {v:.4f}" for k, v in report["mean"].items()) + f" (mean over {len(graphs)} graphs)")
     else:
@@ -86,7 +86,7 @@ def add_layout(sub) -> None:
         epilog="examples:\n"
                "  tgraph layout collect --model resnet3 --configs 240 --out runs/layouts\n"
                "  tgraph layout train runs/layouts --out layouts.safetensors\n"
-               "  tgraph layout eval runs/layouts --model layouts.safetensors\n"
+               "  tgraph layout eval runs/layouts --checkpoint layouts.safetensors\n"
                "  tgraph layout search --model resnet3 --checkpoint layouts.safetensors --top-k 8",
     )
     lp = p.add_subparsers(dest="layout_command", required=True)
@@ -103,7 +103,7 @@ def add_layout(sub) -> None:
     train.add_argument("--hidden", type=int, default=64)
     evaluate = lp.add_parser("eval", help="rank the checkpoint's held-out configurations")
     evaluate.add_argument("folder")
-    evaluate.add_argument("--model", required=True, help="checkpoint from `tgraph layout train`")
+    evaluate.add_argument("--checkpoint", required=True, help="checkpoint from `tgraph layout train`")
     evaluate.add_argument("--all", action="store_true", help="rank every measured configuration instead")
     evaluate.add_argument("--json", help="write the report here")
     search = lp.add_parser("search", help="score many configurations, measure the top-k, print the fastest")
@@ -135,7 +135,7 @@ def _cmd_layout(args) -> int:
               f"({len(card['training_data']['held_out_configs'])}) Kendall tau {card['held_out']['kendall_tau']:.4f}; "
               f"wrote {args.out}")
     elif args.layout_command == "eval":
-        report = layout.evaluate_layout_model(args.folder, args.model, args.all)
+        report = layout.evaluate_layout_model(args.folder, args.checkpoint, args.all)
         mean = report["mean"]
         print(f"{report['configs']} configurations: Kendall tau {mean['kendall_tau']:.4f}, top-1 {mean['top1']:.4f}, "
               f"top-5 {mean['top5']:.4f}, OPA {mean['opa']:.4f}")

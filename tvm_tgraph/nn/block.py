@@ -56,6 +56,13 @@ class TGraphBlock(nn.Module):
         self.cross_attention = ConfigCrossAttention(channels, heads) if cross_attention else None
         self.dropout = nn.Dropout(dropout)
 
+    def reset_parameters(self) -> None:
+        self.norm.reset_parameters()
+        self.conv.reset_parameters()
+        self.channel_attention.reset_parameters()
+        if self.cross_attention is not None:
+            self.cross_attention.reset_parameters()
+
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         y = self.norm(x)
         y = self.conv(y, edge_index) if self.graph_conv == "sage" else self.conv(y)

@@ -24,8 +24,6 @@ class ConfigCrossAttention(nn.Module):
         Channels ``H`` (divisible by ``heads``).
     heads : int
         Attention heads (default 4).
-    dropout : float
-        Dropout on the attention weights (default 0).
 
     Shapes
     ------
@@ -33,11 +31,11 @@ class ConfigCrossAttention(nn.Module):
     - output: ``(C, N, H)``
     """
 
-    def __init__(self, channels: int, heads: int = 4, dropout: float = 0.0) -> None:
+    def __init__(self, channels: int, heads: int = 4) -> None:
         super().__init__()
         self.channels = channels
         self.heads = heads
-        self.attention = nn.MultiheadAttention(channels, heads, dropout=dropout, batch_first=True)
+        self.attention = nn.MultiheadAttention(channels, heads, batch_first=True)
 
     def reset_parameters(self) -> None:
         self.attention._reset_parameters()

@@ -77,6 +77,11 @@ class GraphTensors(NamedTuple):
 
     @classmethod
     def from_graph(cls, graph: ConfiguredGraph) -> "GraphTensors":
+        """The tensors of ``graph``; edges are added in both directions.
+
+        Shapes: ``graph.edge_index (2, m)`` -> ``edge_index (2, 2m)``; the other arrays keep
+        their shapes (see the class docstring).
+        """
         edges = torch.from_numpy(np.ascontiguousarray(graph.edge_index)).long()
         return cls(
             node_kind=torch.from_numpy(graph.node_kind).long(),
@@ -88,7 +93,10 @@ class GraphTensors(NamedTuple):
         )
 
     def select(self, index: Tensor) -> "GraphTensors":
-        """The same graph with the configurations ``index`` only."""
+        """The same graph with the configurations ``index`` only.
+
+        Shapes: ``index (C',)`` -> ``config_feat (C', nc, F_cfg)``, ``global_feat (C', G)``.
+        """
         return self._replace(config_feat=self.config_feat[index], global_feat=self.global_feat[index])
 
 
@@ -135,8 +143,25 @@ class TGraphNet(nn.Module):
         self.register_buffer("global_mean", torch.zeros(config.global_features))
         self.register_buffer("global_std", torch.ones(config.global_features))
 
+    def reset_parameters(self) -> None:
+        """Re-initialise every weight and forget the fitted feature normalisation."""
+        self.kind_embedding.reset_parameters()
+        for layer in (self.node_proj, self.config_proj, self.global_proj, *self.blocks):
+            if layer is not None:
+                layer.reset_parameters()
+        for layer in self.head:
+            if hasattr(layer, "reset_parameters"):
+                layer.reset_parameters()
+        for name in ("node", "global"):
+            getattr(self, f"{name}_mean").zero_()
+            getattr(self, f"{name}_std").fill_(1.0)
+
     def fit_normalization(self, graphs: list[ConfiguredGraph]) -> None:
-        """Set the node and global feature statistics from training graphs."""
+        """Set the node and global feature statistics (mean, std + 1e-3) from training graphs.
+
+        Shapes: each graph's ``node_feat (n_i, F_node)`` and ``global_feat (c_i, G)`` are
+        stacked over graphs; the statistics are ``(F_node,)`` and ``(G,)``.
+        """
         nodes = np.concatenate([g.node_feat for g in graphs])
         globals_ = np.concatenate([g.global_feat for g in graphs])
         for name, data in (("node", nodes), ("global", globals_)):

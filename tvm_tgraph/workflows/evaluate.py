@@ -24,8 +24,8 @@ import numpy as np
 from cost_models import TGraphCostModel
 from cost_models.xgb_state import load_xgb_state, save_xgb_state
 
-from ..dataset import MeasuredTask
-from ..pretrain import mean_metrics, ranking_metrics
+from ..measured_tasks import MeasuredTask
+from ..metrics import mean_metrics, ranking_metrics
 
 METRICS = ("kendall_tau", "top1", "top5", "opa")
 

@@ -18,9 +18,9 @@ from tqdm import tqdm
 
 from ..convert.tpugraphs import TpuGraphsFormatError, feature_schema, load_tpugraphs
 from ..graph import ConfiguredGraph
-from ..metrics import kendall_tau, top_k_score
+from ..metrics import kendall_tau, mean_metrics, top_k_score
 from ..nn import TGraphConfig
-from ..pretrain import PretrainConfig, mean_metrics, pretrain, split_configurations, train_checkpoint
+from ..pretrain import PretrainConfig, pretrain, split_configurations, train_checkpoint
 
 #: K of the tile collections' top-K slowdown.
 TILE_TOP_K = 5

@@ -63,7 +63,7 @@ def progress_callback(bar):
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 
-    from ..database import median_latency
+    from ..database import result_latency
 
     @derived_object
     class ProgressCallback(PyMeasureCallback):
@@ -74,7 +74,7 @@ def progress_callback(bar):
 
         def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
             for result in runner_results:
-                self.best = min(self.best, median_latency(result.run_secs))
+                self.best = min(self.best, result_latency(result))
             self.bar.set_postfix_str(f"best {self.best * 1e3:.4f} ms")
             self.bar.update(len(runner_results))
 
