@@ -29,19 +29,14 @@ CHUNKS = (64, 128, 256, 512, 1024, 2048, 4096)
 
 def pool_graph(count: int):
     """A configured graph of ``count`` random candidates of a 256^3 matmul, shuffled."""
-    from tvm.s_tir import meta_schedule as ms
-
     from tvm_tgraph.convert.tir import TirConverter
+    from tvm_tgraph.testing import random_candidates
     from tvm_tgraph.tvm_env import make_target, register_light_tensor_intrin
     from tvm_tgraph.workloads import as_ir_module, matmul
 
     register_light_tensor_intrin()
-    context = ms.TuneContext(mod=as_ir_module(matmul()), target=make_target({"kind": "llvm", "num-cores": 2}),
-                             space_generator="post-order-apply", search_strategy=ms.search_strategy.ReplayTrace(),
-                             task_name="matmul_256", rand_state=0, num_threads=1)
-    context.pre_tuning(max_trials=count, num_trials_per_iter=count, design_spaces=context.generate_design_space(),
-                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
-    candidates = list(context.generate_measure_candidates())
+    context, candidates = random_candidates(as_ir_module(matmul()), make_target({"kind": "llvm", "num-cores": 2}),
+                                            count, task_name="matmul_256")
     order = np.random.default_rng(0).permutation(len(candidates))
     return TirConverter().convert(context, [candidates[i] for i in order])
 

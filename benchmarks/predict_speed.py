@@ -24,31 +24,6 @@ from tvm_tgraph.tvm_env import make_target, register_light_tensor_intrin  # noqa
 register_light_tensor_intrin()
 
 
-def sample(mod, target, count: int, seed: int = 0):
-    from tvm.s_tir import meta_schedule as ms
-
-    context = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
-                             search_strategy=ms.search_strategy.ReplayTrace(), task_name="matmul_256",
-                             rand_state=seed, num_threads=2)
-    context.pre_tuning(max_trials=count, num_trials_per_iter=count, design_spaces=context.generate_design_space(),
-                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
-    return context, list(context.generate_measure_candidates())
-
-
-def measure(context, candidates):
-    from tvm.s_tir.meta_schedule.builder import BuilderInput
-    from tvm.s_tir.meta_schedule.runner import RunnerInput
-
-    from tvm_tgraph.measure import FastBuilder, make_runner
-
-    builder = FastBuilder()
-    built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
-    builder.shutdown()
-    runner = make_runner()
-    return [f.result() for f in runner.run([RunnerInput(b.artifact_path, "cpu", c.args_info)
-                                            for b, c in zip(built, candidates)])]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--candidates", type=int, default=2048)
@@ -60,12 +35,14 @@ def main() -> None:
 
     from cost_models import TGraphCostModel
     from tvm_tgraph.convert.tir import TirConverter
+    from tvm_tgraph.testing import measure_candidates, random_candidates
     from tvm_tgraph.workloads import as_ir_module, matmul
 
     target = make_target()
-    context, candidates = sample(as_ir_module(matmul(256, 256, 256)), target, args.candidates + 64)
+    context, candidates = random_candidates(as_ir_module(matmul(256, 256, 256)), target, args.candidates + 64,
+                                            task_name="matmul_256")
     train, scored = candidates[:64], candidates[64:]
-    results = measure(context, train)
+    results = measure_candidates(context, train)
     xgb = XGBModel(num_warmup_samples=0)
     tgraph = TGraphCostModel(min_online_samples=0, update_max_steps=20)
     for model in (xgb, tgraph):

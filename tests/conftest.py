@@ -31,21 +31,11 @@ def target():
 def sample_candidates(workload: str, count: int = 24, seed: int = 1):
     """``(context, candidates)``: random valid candidates of a built-in workload's design
     space (MetaSchedule's ReplayTrace: random decisions + post-processing)."""
-    from tvm.s_tir import meta_schedule as ms
-
+    from tvm_tgraph.testing import random_candidates
     from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
-    mod = as_ir_module(WORKLOADS[workload]())
-    context = ms.TuneContext(
-        mod=mod, target=make_target({"kind": "llvm", "num-cores": 2}), space_generator="post-order-apply",
-        search_strategy=ms.search_strategy.ReplayTrace(), task_name=workload, rand_state=seed,
-        num_threads=1,
-    )
-    spaces = context.generate_design_space()
-    context.pre_tuning(max_trials=count, num_trials_per_iter=count, design_spaces=spaces,
-                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
-    candidates = context.generate_measure_candidates()
-    return context, list(candidates)
+    return random_candidates(as_ir_module(WORKLOADS[workload]()), make_target({"kind": "llvm", "num-cores": 2}),
+                             count, seed, task_name=workload)
 
 
 def random_graph(num_configs=6, nodes=9, seed=0) -> ConfiguredGraph:

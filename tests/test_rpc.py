@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from conftest import drop_capture_handlers
 
-from tvm_tgraph.rpc import LoopbackFarm, make_rpc_runner, parse_address
+from tvm_tgraph.rpc import make_rpc_runner, parse_address
+from tvm_tgraph.testing import LoopbackFarm
 
 
 def test_tracker_address_is_checked():

@@ -133,5 +133,7 @@ def test_split_eval_on_the_real_file(tmp_path, capsys):
                  "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["test_configs"] == 5981 and report["train_configs"] == 23924
-    assert -1 <= report["tgraph"]["kendall_tau"] <= 1 and -1 <= report["linear"]["kendall_tau"] <= 1
+    # the ridge baseline is deterministic (0.845 on this split); 40 steps of TGraph already rank
+    # the held-out configurations far better than chance
+    assert report["linear"]["kendall_tau"] > 0.8 and report["tgraph"]["kendall_tau"] > 0.3, report
     assert "Kendall tau TGraph" in capsys.readouterr().out

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database
 from ..errors import RecordError
+from ..testing import random_candidates
 
 #: The collector's evaluator: one run per repeat, ten repeats, cache flushed, latency is
 #: the median of the repeats. Measured at 8-11 runs/s with a Spearman of 0.97-0.98 between
@@ -168,14 +169,8 @@ def records_per_workload(work_dir: Path) -> dict[str, int]:
 def distinct_candidates(task: CollectTask, target, samples: int = SPACE_PROBE_DRAWS) -> int:
     """How many distinct schedules ``samples`` random draws of the design space give
     (a design space with no choices yields 1; it is not worth many measurements)."""
-    from tvm.s_tir import meta_schedule as ms
-
-    context = ms.TuneContext(mod=task.mod, target=target, space_generator="post-order-apply",
-                             search_strategy=ms.search_strategy.ReplayTrace(), rand_state=0, num_threads=1)
-    context.pre_tuning(max_trials=samples, num_trials_per_iter=samples,
-                       design_spaces=context.generate_design_space(),
-                       database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
-    return len({str(c.sch.trace) for c in context.generate_measure_candidates()})
+    _, candidates = random_candidates(task.mod, target, samples)
+    return len({str(c.sch.trace) for c in candidates})
 
 
 @dataclass
