@@ -80,28 +80,22 @@ def add_train(sub) -> None:
 
 
 def _cmd_train(args) -> int:
-    from ..convert.tir import FEATURE_SCHEMA
-    from ..measured_tasks import configured_graphs, load_measured_tasks
-    from ..pretrain import PretrainConfig, train_checkpoint
+    from ..pretrain import PretrainConfig
     from ..training import TrainConfig
     from ..tvm_env import make_target
+    from ..workflows.pretraining import train_tir_checkpoint
 
-    tasks = load_measured_tasks(args.db, make_target(args.target), exclude_families=args.holdout)
-    if len(tasks) < 2:
-        raise ValueError(f"{args.db} holds {len(tasks)} task(s) with at least two measured candidates "
-                         "(outside --holdout); training needs two or more")
-    graphs = configured_graphs(tasks)
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": not args.no_cross_attention},
         train=TrainConfig(loss=args.loss),
     )
-    card = train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, args.out, data={"db": str(args.db), "held_out_families": args.holdout},
-                            command="tgraph " + shlex.join(args.argv))
+    card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),
+                                command="tgraph " + shlex.join(args.argv))
     history = card["history"]
     print(f"trained {history['steps']} steps on {len(card['training_data']['train_tasks'])} tasks; best "
           f"validation Kendall tau {history['best_val_kendall_tau']:.3f} at step {history['best_step']} "
-          f"({len(card['training_data']['val_tasks'])} tasks); wrote {args.out} and its card")
+          f"({len(card['training_data']['val_tasks'])} tasks); wrote {args.out}")
     return 0
 
 

@@ -39,7 +39,9 @@ def add_tpugraphs(sub) -> None:
         q.add_argument("--seed", type=int, default=0)
     for q in (evaluate, split):
         q.add_argument("--json", help="write the report here")
-    p.set_defaults(func=_cmd_tpugraphs)
+    train.set_defaults(func=_cmd_tpugraphs_train)
+    evaluate.set_defaults(func=_cmd_tpugraphs_eval)
+    split.set_defaults(func=_cmd_tpugraphs_split_eval)
 
 
 def _pretrain_config(args):
@@ -49,33 +51,39 @@ def _pretrain_config(args):
     return PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed, network={"hidden": args.hidden})
 
 
-def _cmd_tpugraphs(args) -> int:
-    from ..workflows.tpugraphs import configuration_split_eval, evaluate_collection, load_collection, train_collection
+def _write_report(path: str | None, report: dict) -> None:
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(report, indent=1))
 
-    if args.tpugraphs_command == "train":
-        config = _pretrain_config(args)
-        card = train_collection(args.directory, args.out, config, command="tgraph " + shlex.join(args.argv))
-        print(f"trained on {len(card['training_data']['train_tasks'])} graphs; best validation Kendall tau "
-              f"{card['history']['best_val_kendall_tau']:.3f}; wrote {args.out}")
-        return 0
-    if args.tpugraphs_command == "eval":
-        from ..checkpoint import load_checkpoint
-        from ..convert.tpugraphs import feature_schema
 
-        graphs = load_collection(args.directory, args.split)
-        model, _ = load_checkpoint(args.checkpoint, feature_schema(next(iter(graphs.values()))).version)
-        report = evaluate_collection(model, graphs, args.chunk_size)
-        print(" ".join(f"{k} {v:.4f}" for k, v in report["mean"].items()) + f" (mean over {len(graphs)} graphs)")
-    else:
-        config = _pretrain_config(args)
-        report = configuration_split_eval(args.file, config, args.train_fraction)
-        report["command"] = "tgraph " + shlex.join(args.argv)
-        print(f"{report['file']}: {report['test_configs']} held-out configurations of {report['configs']} distinct; "
-              f"Kendall tau TGraph {report['tgraph']['kendall_tau']:.4f}, "
-              f"linear model on raw features {report['linear']['kendall_tau']:.4f}")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=1))
+def _cmd_tpugraphs_train(args) -> int:
+    from ..workflows.tpugraphs import train_collection
+
+    card = train_collection(args.directory, args.out, _pretrain_config(args), command="tgraph " + shlex.join(args.argv))
+    print(f"trained on {len(card['training_data']['train_tasks'])} graphs; best validation Kendall tau "
+          f"{card['history']['best_val_kendall_tau']:.3f}; wrote {args.out}")
+    return 0
+
+
+def _cmd_tpugraphs_eval(args) -> int:
+    from ..workflows.tpugraphs import evaluate_collection_checkpoint
+
+    report = evaluate_collection_checkpoint(args.directory, args.split, args.checkpoint, args.chunk_size)
+    print(" ".join(f"{k} {v:.4f}" for k, v in report["mean"].items()) + f" (mean over {len(report['per_graph'])} graphs)")
+    _write_report(args.json, report)
+    return 0
+
+
+def _cmd_tpugraphs_split_eval(args) -> int:
+    from ..workflows.tpugraphs import configuration_split_eval
+
+    report = configuration_split_eval(args.file, _pretrain_config(args), args.train_fraction)
+    report["command"] = "tgraph " + shlex.join(args.argv)
+    print(f"{report['file']}: {report['test_configs']} held-out configurations of {report['configs']} distinct; "
+          f"Kendall tau TGraph {report['tgraph']['kendall_tau']:.4f}, "
+          f"linear model on raw features {report['linear']['kendall_tau']:.4f}")
+    _write_report(args.json, report)
     return 0
 
 
@@ -116,44 +124,49 @@ def add_layout(sub) -> None:
         q.add_argument("--seed", type=int, default=0)
     for q in (collect, search):
         q.add_argument("--target", help=TARGET_HELP)
-    p.set_defaults(func=_cmd_layout)
+    collect.set_defaults(func=_cmd_layout_collect)
+    train.set_defaults(func=_cmd_layout_train)
+    evaluate.set_defaults(func=_cmd_layout_eval)
+    search.set_defaults(func=_cmd_layout_search)
 
 
-def _cmd_layout(args) -> int:
+def _cmd_layout_collect(args) -> int:
+    from ..tvm_env import make_target
     from ..workflows import layout
 
-    if args.layout_command == "collect":
-        from ..tvm_env import make_target
+    measured = layout.collect_layouts(args.out, args.model, args.configs, make_target(args.target), args.seed, args.db)
+    print(f"{args.out}: {len(measured.latency)} configurations measured; fastest "
+          f"{measured.latency.min() * 1e3:.4f} ms, slowest {measured.latency.max() * 1e3:.4f} ms")
+    return 0
 
-        measured = layout.collect_layouts(args.out, args.model, args.configs, make_target(args.target), args.seed, args.db)
-        print(f"{args.out}: {len(measured.latency)} configurations measured; fastest "
-              f"{measured.latency.min() * 1e3:.4f} ms, slowest {measured.latency.max() * 1e3:.4f} ms")
-    elif args.layout_command == "train":
-        config = _pretrain_config(args)
-        card = layout.train_layout_model(args.folder, args.out, config, command="tgraph " + shlex.join(args.argv))
-        print(f"trained on {card['training_data']['train_configs']} configurations; held-out "
-              f"({len(card['training_data']['held_out_configs'])}) Kendall tau {card['held_out']['kendall_tau']:.4f}; "
-              f"wrote {args.out}")
-    elif args.layout_command == "eval":
-        report = layout.evaluate_layout_model(args.folder, args.checkpoint, args.all)
-        mean = report["mean"]
-        print(f"{report['configs']} configurations: Kendall tau {mean['kendall_tau']:.4f}, top-1 {mean['top1']:.4f}, "
-              f"top-5 {mean['top5']:.4f}, OPA {mean['opa']:.4f}")
-        if args.json:
-            Path(args.json).write_text(json.dumps(report, indent=1))
-    else:
-        from search.layout import layout_search
 
-        from ..checkpoint import load_checkpoint
-        from ..convert.relax_layout import FEATURE_SCHEMA_VERSION, LayoutSpace
-        from ..workflows.end_to_end import random_inputs
-        from ..tvm_env import make_target
+def _cmd_layout_train(args) -> int:
+    from ..workflows import layout
 
-        mod = layout.load_model(args.model)
-        model, _ = load_checkpoint(args.checkpoint, FEATURE_SCHEMA_VERSION)
-        space, target, inputs = LayoutSpace(mod), make_target(args.target), random_inputs(mod)
-        result = layout_search(space, model, lambda c: layout.measure_config(space, c, target, inputs, args.db)[0],
-                               args.pool, args.top_k, args.seed)
-        print(f"scored {result.pool_size} configurations, measured {len(result.measured)}: fastest "
-              f"{''.join(map(str, result.best_config))} at {result.best_latency_s * 1e3:.4f} ms")
+    card = layout.train_layout_model(args.folder, args.out, _pretrain_config(args), command="tgraph " + shlex.join(args.argv))
+    print(f"trained on {card['training_data']['train_configs']} configurations; held-out "
+          f"({len(card['training_data']['held_out_configs'])}) Kendall tau {card['held_out']['kendall_tau']:.4f}; "
+          f"wrote {args.out}")
+    return 0
+
+
+def _cmd_layout_eval(args) -> int:
+    from ..workflows import layout
+
+    report = layout.evaluate_layout_model(args.folder, args.checkpoint, args.all)
+    mean = report["mean"]
+    print(f"{report['configs']} configurations: Kendall tau {mean['kendall_tau']:.4f}, top-1 {mean['top1']:.4f}, "
+          f"top-5 {mean['top5']:.4f}, OPA {mean['opa']:.4f}")
+    _write_report(args.json, report)
+    return 0
+
+
+def _cmd_layout_search(args) -> int:
+    from ..tvm_env import make_target
+    from ..workflows import layout
+
+    result = layout.search_layouts(args.model, args.checkpoint, make_target(args.target), args.pool, args.top_k,
+                                   args.seed, args.db)
+    print(f"scored {result.pool_size} configurations, measured {len(result.measured)}: fastest "
+          f"{''.join(map(str, result.best_config))} at {result.best_latency_s * 1e3:.4f} ms")
     return 0

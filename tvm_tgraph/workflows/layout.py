@@ -167,3 +167,19 @@ def evaluate_layout_model(folder: str | Path, checkpoint: str | Path, everything
     report = evaluate_graphs(model, {info["model"]: graph})
     report["configs"] = int(len(index))
     return report
+
+
+def search_layouts(model: str, checkpoint: str | Path, target, pool_size: int = 1024, top_k: int = 8,
+                   seed: int = 0, db_dir: str | Path | None = None):
+    """Score ``pool_size`` layout configurations of ``model`` with a checkpoint of ``tgraph
+    layout train`` and measure the ``top_k`` end to end (:func:`search.layout_search`)."""
+    from search.layout import layout_search
+
+    from ..checkpoint import load_checkpoint
+    from .end_to_end import random_inputs
+
+    mod = load_model(model)
+    network, _ = load_checkpoint(checkpoint, FEATURE_SCHEMA_VERSION)
+    space, inputs = LayoutSpace(mod), random_inputs(mod)
+    return layout_search(space, network, lambda config: measure_config(space, config, target, inputs, db_dir)[0],
+                         pool_size, top_k, seed)

@@ -69,6 +69,17 @@ def evaluate_collection(model, graphs: dict[str, ConfiguredGraph], chunk_size: i
     return {"per_graph": per_graph, "mean": mean_metrics(per_graph)}
 
 
+def evaluate_collection_checkpoint(directory: str | Path, split: str, checkpoint: str | Path,
+                                   chunk_size: int = 128) -> dict:
+    """Rank every graph of ``directory/split`` with a checkpoint of ``tgraph tpugraphs train``
+    (refused if it was trained on graphs of other widths); see :func:`evaluate_collection`."""
+    from ..checkpoint import load_checkpoint
+
+    graphs = load_collection(directory, split)
+    model, _ = load_checkpoint(checkpoint, feature_schema(next(iter(graphs.values()))).version)
+    return evaluate_collection(model, graphs, chunk_size)
+
+
 def train_collection(directory: str | Path, out: str | Path, config: PretrainConfig, command: str = "") -> dict:
     """Train on ``directory/train`` and write the checkpoint and its card to ``out``."""
     graphs = load_collection(directory, "train")

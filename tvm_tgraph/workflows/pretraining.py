@@ -1,0 +1,34 @@
+"""Pretraining the TIR cost model on a tuning database (``tgraph train``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..convert.tir import FEATURE_SCHEMA
+from ..measured_tasks import configured_graphs, load_measured_tasks
+from ..pretrain import PretrainConfig, train_checkpoint
+
+
+def train_tir_checkpoint(db: str | Path, out: str | Path, config: PretrainConfig, holdout: str | None = None,
+                         target=None, command: str = "") -> dict:
+    """Read ``db`` (a database directory or ``.tar.xz``), convert every task outside the
+    ``holdout`` families, train with validation split by task and early stopping, and save
+    the best network with its card to ``out``.
+
+    Returns
+    -------
+    dict
+        The model card written.
+
+    Raises
+    ------
+    ValueError
+        If fewer than two tasks with two measured candidates are left to train on.
+    """
+    tasks = load_measured_tasks(db, target, exclude_families=holdout)
+    if len(tasks) < 2:
+        raise ValueError(f"{db} holds {len(tasks)} task(s) with at least two measured candidates "
+                         "(outside --holdout); training needs two or more")
+    graphs = configured_graphs(tasks)
+    return train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, out,
+                            data={"db": str(db), "held_out_families": holdout}, command=command)
