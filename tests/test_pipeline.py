@@ -145,3 +145,27 @@ def test_a_collect_database_with_zero_records_is_an_error(tmp_path, capsys):
     (tmp_path / "tasks.json").write_text("{}")
     assert main(["train", "--db", str(tmp_path), "--out", str(tmp_path / "m.safetensors")]) == 2
     assert "holds 0 task(s)" in capsys.readouterr().err
+
+
+def test_configured_graphs_are_converted_once_and_cached(database, target, tmp_path):
+    import shutil
+
+    from tvm_tgraph.database import RECORD_FILE
+    from tvm_tgraph.measured_tasks import load_configured_graphs
+
+    copy = tmp_path / "db"
+    shutil.copytree(database, copy)
+    graphs, families = load_configured_graphs(copy, target)
+    [cached] = list((copy / ".tgraph_cache").glob("*.npz"))
+    again, _ = load_configured_graphs(copy, target)
+    assert set(again) == set(graphs) and set(families.values()) == {"op:dense", "op:matmul", "op:softmax"}
+    for name, graph in graphs.items():
+        np.testing.assert_array_equal(again[name].config_feat, graph.config_feat)
+        np.testing.assert_array_equal(again[name].runtime, graph.runtime)
+    only, _ = load_configured_graphs(copy, target, families="op:softmax")
+    assert list(only) == [n for n, f in families.items() if f == "op:softmax"]
+    # a database that grew is converted again, under a new key
+    records = copy / RECORD_FILE
+    records.write_text(records.read_text() + records.read_text().splitlines()[0] + "\n")
+    load_configured_graphs(copy, target)
+    assert len(list((copy / ".tgraph_cache").glob("*.npz"))) == 2 and cached.is_file()

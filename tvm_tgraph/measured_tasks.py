@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .database import median_latency, read_database
+from .database import RECORD_FILE, WORKLOAD_FILE, median_latency, read_database
 from .errors import RecordError
 
 
@@ -202,3 +202,67 @@ def configured_graphs(tasks: list[MeasuredTask], converter=None) -> dict:
     for task in tasks:
         store.add(task.name, converter.convert(task.context, task.candidates, runtime=task.latency))
     return {name: store.graph(name) for name in store.keys()}
+
+
+def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclude_families=None,
+                           cache: bool = True) -> tuple[dict, dict[str, str]]:
+    """The configured graphs of every task of a database, converted once and cached.
+
+    The first call converts every task (:func:`load_measured_tasks`, then
+    :func:`configured_graphs`) and writes the arrays to
+    ``<database>/.tgraph_cache/<key>.npz`` (no pickles; written atomically), ``key`` being the
+    SHA-256 of the database's two files and ``tasks.json`` with the converter's feature
+    schema version. Later calls on the same database read that file instead of converting.
+
+    Returns
+    -------
+    (dict, dict)
+        Task name -> :class:`~tvm_tgraph.graph.ConfiguredGraph` (with runtimes), and task
+        name -> family, for the tasks the family filters keep.
+    """
+    import hashlib
+
+    from .convert.tir import FEATURE_SCHEMA
+
+    db_dir = resolve_db(db_dir)
+    digest = hashlib.sha256(FEATURE_SCHEMA.version.encode())
+    for name in (WORKLOAD_FILE, RECORD_FILE, "tasks.json"):
+        if (db_dir / name).is_file():
+            digest.update(name.encode() + (db_dir / name).read_bytes())
+    path = db_dir / ".tgraph_cache" / f"{digest.hexdigest()[:32]}.npz"
+    if cache and path.is_file():
+        graphs, family_of = _read_graphs(path)
+    else:
+        tasks = load_measured_tasks(db_dir, target)
+        graphs, family_of = configured_graphs(tasks), {t.name: t.family for t in tasks}
+        if cache:
+            _write_graphs(path, graphs, family_of)
+    keep, drop = _families(families), _families(exclude_families)
+    if (keep or drop) and _task_index(db_dir) is None:
+        raise RecordError(f"{db_dir} has no tasks.json (it was not written by `tgraph collect`): "
+                          "families are unknown, so --families / --holdout cannot be used with it")
+    chosen = [n for n in graphs if (keep is None or family_of[n] in keep) and not (drop and family_of[n] in drop)]
+    return {n: graphs[n] for n in chosen}, {n: family_of[n] for n in chosen}
+
+
+_GRAPH_ARRAYS = ("node_kind", "node_feat", "edge_index", "config_node_ids", "config_feat", "global_feat", "runtime")
+
+
+def _write_graphs(path: Path, graphs: dict, family_of: dict[str, str]) -> None:
+    path.parent.mkdir(exist_ok=True)
+    arrays = {f"t{i}_{field}": getattr(graph, field) for i, graph in enumerate(graphs.values())
+              for field in _GRAPH_ARRAYS}
+    arrays["index"] = np.frombuffer(json.dumps([[n, family_of[n]] for n in graphs]).encode(), dtype=np.uint8)
+    tmp = path.with_name(f".{path.name}.partial.npz")
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
+
+
+def _read_graphs(path: Path) -> tuple[dict, dict[str, str]]:
+    from .graph import ConfiguredGraph
+
+    with np.load(path, allow_pickle=False) as arrays:
+        index = json.loads(arrays["index"].tobytes())
+        graphs = {name: ConfiguredGraph(**{f: arrays[f"t{i}_{f}"] for f in _GRAPH_ARRAYS}, name=name)
+                  for i, (name, _) in enumerate(index)}
+    return graphs, {name: family for name, family in index}

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..convert.tir import FEATURE_SCHEMA
-from ..measured_tasks import configured_graphs, load_measured_tasks
+from ..measured_tasks import load_configured_graphs
 from ..pretrain import PretrainConfig, train_checkpoint
 
 
 def train_tir_checkpoint(db: str | Path, out: str | Path, config: PretrainConfig, holdout: str | None = None,
                          target=None, command: str = "") -> dict:
     """Read ``db`` (a database directory or ``.tar.xz``), convert every task outside the
-    ``holdout`` families, train with validation split by task and early stopping, and save
+    ``holdout`` families (once: see :func:`~tvm_tgraph.measured_tasks.load_configured_graphs`), train with validation split by task and early stopping, and save
     the best network with its card to ``out``.
 
     Returns
@@ -25,10 +25,9 @@ def train_tir_checkpoint(db: str | Path, out: str | Path, config: PretrainConfig
     ValueError
         If fewer than two tasks with two measured candidates are left to train on.
     """
-    tasks = load_measured_tasks(db, target, exclude_families=holdout)
-    if len(tasks) < 2:
-        raise ValueError(f"{db} holds {len(tasks)} task(s) with at least two measured candidates "
+    graphs, _ = load_configured_graphs(db, target, exclude_families=holdout)
+    if len(graphs) < 2:
+        raise ValueError(f"{db} holds {len(graphs)} task(s) with at least two measured candidates "
                          "(outside --holdout); training needs two or more")
-    graphs = configured_graphs(tasks)
     return train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, out,
                             data={"db": str(db), "held_out_families": holdout}, command=command)
