@@ -1,15 +1,20 @@
-"""Held-out-family ranking evaluation of TGraph against XGBoost and MLP, plus ablations.
+"""Leave-one-family-out ranking evaluation of TGraph against XGBoost and MLP, plus ablations.
 
-For each held-out family (a whole model family, never seen in training): train TGraph on
-every other family (``tgraph train``'s code, same seed), then run ``tgraph eval``'s code on
-the held-out family's tasks: zero-shot and online (k = 32, 64), with TVM's XGBoost and MLP
-cost models trained on the same training data. The ablations retrain on the first fold
-without configuration cross-attention, and with ListMLE instead of the pairwise hinge.
+For each held-out family (a whole model or operator family, never seen in training) and
+each seed: train TGraph on every other family (``tgraph train``'s code), then run ``tgraph
+eval``'s code on the held-out family's tasks: zero-shot and online (k = 32, 64, the task's
+first k measured candidates given), with TVM's XGBoost and MLP cost models trained on the
+same training data in the same run. Reports, per fold and overall, the mean over seeds of
+the fold's mean metrics and their spread (min-max over seeds), and a per-task table of the
+zero-shot Kendall tau. The ablations retrain on the first fold without configuration
+cross-attention, and with ListMLE instead of the pairwise hinge.
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
-        [--folds transformer,mobilenet_v2,resnet] [--steps 3000] [--seed 0] [--no-ablations]
+        [--folds all | transformer,mobilenet_v2,resnet] [--seeds 0,1,2] [--steps 3000] [--no-ablations]
 
-Writes ``benchmarks/results/ranking_eval.{json,md}`` and ``ranking_eval_<fold>.png``.
+Writes ``benchmarks/results/ranking_eval.{json,md}`` and ``ranking_eval_<fold>.png`` (seed of
+the first run), with the command and the CPU (timings of two CPUs are never pooled: a task
+measured on two is two tasks).
 """
 
 from __future__ import annotations
@@ -40,56 +45,110 @@ def train_fold(graphs, tasks, fold, args, **overrides):
     return path, card["history"]
 
 
+def _spread(values: list[float]) -> str:
+    """``mean (min-max)`` over seeds."""
+    import numpy as np
+
+    values = [v for v in values if v == v]
+    if not values:
+        return "-"
+    return f"{np.mean(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", default="data/tir_llvm_cpu.tar.xz")
-    parser.add_argument("--folds", default="transformer,mobilenet_v2,resnet")
+    parser.add_argument("--folds", default="all", help="comma-separated families, or all (default)")
+    parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--steps", type=int, default=3000)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-ablations", action="store_true")
     args = parser.parse_args()
 
-    from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
-    from tvm_tgraph.workflows.evaluate import evaluate, format_table, plot_scatter
-    from tvm_tgraph.pretrain import evaluate_graphs
+    import platform
+
     from tvm_tgraph.checkpoint import load_checkpoint
-    from tvm_tgraph.tvm_env import make_target
+    from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
+    from tvm_tgraph.pretrain import evaluate_graphs
+    from tvm_tgraph.tvm_env import host_cpu, make_target
+    from tvm_tgraph.workflows.evaluate import METRICS, evaluate, format_table, plot_scatter
 
     start = time.time()
     tasks = load_measured_tasks(args.db, make_target())
     graphs = configured_graphs(tasks)
-    report = {"command": "python benchmarks/ranking_eval.py " + " ".join(sys.argv[1:]),
-              "db": args.db, "folds": {}, "ablations": {}}
-    lines = ["# Ranking on held-out model families", "", f"Command: `{report['command']}`", ""]
-    for i, fold in enumerate(args.folds.split(",")):
+    folds = sorted({t.family for t in tasks}) if args.folds == "all" else args.folds.split(",")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    report = {"command": "python benchmarks/ranking_eval.py " + " ".join(sys.argv[1:]), "db": args.db,
+              "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
+              "measured_cpus": sorted({t.cpu for t in tasks}), "folds": {}, "ablations": {}}
+    lines = ["# Ranking on held-out families", "", f"Command: `{report['command']}`", "",
+             f"Evaluated on {report['cpu']['llvm']}; candidates measured on {', '.join(report['measured_cpus'])}; "
+             f"seeds {args.seeds}; mean over seeds (min-max).", ""]
+    settings = ("zero_shot", "online_k32", "online_k64")
+    overall: dict = {}
+    for i, fold in enumerate(folds):
         held_out = [t for t in tasks if t.family == fold]
         training = [t for t in tasks if t.family != fold]
-        checkpoint, history = train_fold(graphs, tasks, fold, args)
-        result = evaluate(held_out, training, str(checkpoint), ("xgb", "mlp"), (32, 64), seed=args.seed)
-        result["history"] = history
-        report["folds"][fold] = result
-        plot_scatter(result, RESULTS / f"ranking_eval_{fold}.png")
+        runs = []
+        for seed in seeds:
+            args.seed = seed
+            checkpoint, history = train_fold(graphs, tasks, fold, args)
+            result = evaluate(held_out, training, str(checkpoint), ("xgb", "mlp"), (32, 64), seed=seed,
+                              progress=False)
+            result["history"] = history
+            runs.append(result)
+            if seed == seeds[0]:
+                plot_scatter(result, RESULTS / f"ranking_eval_{fold.replace(':', '_')}.png")
+                if i == 0 and not args.no_ablations:
+                    report["ablations"] = _ablations(graphs, tasks, held_out, fold, args, checkpoint,
+                                                     evaluate_graphs, load_checkpoint)
+        report["folds"][fold] = runs
         lines += [f"## held out: {fold} ({len(held_out)} tasks; trained on {len(training)} tasks)", "",
-                  "```", format_table(result), "```", ""]
-        if i == 0 and not args.no_ablations:
-            variants = {"tgraph (hinge, cross-attention)": None,
-                        "no cross-attention": {"cross_attention": False},
-                        "ListMLE loss": {"loss": "listmle"}}
-            eval_graphs = {t.name: graphs[t.name] for t in held_out if t.name in graphs}
-            rows = []
-            for label, overrides in variants.items():
-                path = checkpoint if overrides is None else train_fold(graphs, tasks, fold, args, **overrides)[0]
-                metrics = evaluate_graphs(load_checkpoint(path)[0], eval_graphs)["mean"]
-                report["ablations"][label] = metrics
-                rows.append(f"| {label} | " + " | ".join(f"{metrics[m]:.3f}" for m in ("kendall_tau", "top1", "top5", "opa")) + " |")
-            lines += [f"## Ablations (zero-shot on {fold})", "",
-                      "| variant | Kendall tau | top-1 | top-5 | OPA |", "| --- | --- | --- | --- | --- |", *rows, ""]
+                  "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
+        for setting in settings:
+            for model in runs[0]["results"][setting]:
+                cells = [_spread([r["results"][setting][model]["mean"].get(m, float("nan")) for r in runs])
+                         for m in METRICS]
+                lines.append(f"| {setting} | {model} | " + " | ".join(cells) + " |")
+                for seed, r in zip(seeds, runs):
+                    overall.setdefault((setting, model), {}).setdefault(seed, []).append(
+                        r["results"][setting][model]["mean"].get("kendall_tau", float("nan")))
+        per_task = runs[0]["results"]["zero_shot"]
+        lines += ["", "Zero-shot Kendall tau per task (first seed):", "",
+                  "| task | " + " | ".join(per_task) + " |", "| --- |" + " --- |" * len(per_task)]
+        for task in per_task["tgraph"]["per_task"]:
+            lines.append(f"| {task} | " + " | ".join(f"{per_task[m]['per_task'][task]['kendall_tau']:.3f}"
+                                                      for m in per_task) + " |")
+        lines += ["", "```", format_table(runs[0]), "```", ""]
+    lines += ["## Mean over folds (Kendall tau; per seed the mean over folds, then mean and min-max over seeds)", "",
+              "| setting | model | Kendall tau |", "| --- | --- | --- |"]
+    for (setting, model), by_seed in overall.items():
+        import numpy as np
+
+        lines.append(f"| {setting} | {model} | {_spread([float(np.nanmean(v)) for v in by_seed.values()])} |")
+    if report["ablations"]:
+        lines += ["", f"## Ablations (zero-shot on {folds[0]}, seed {seeds[0]})", "",
+                  "| variant | Kendall tau | top-1 | top-5 | OPA |", "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {label} | " + " | ".join(f"{m[k]:.3f}" for k in ("kendall_tau", "top1", "top5", "opa")) + " |"
+                  for label, m in report["ablations"].items()]
     report["seconds"] = time.time() - start
-    lines.append(f"Total time: {report['seconds'] / 60:.1f} min.")
+    lines.append(f"\nTotal time: {report['seconds'] / 60:.1f} min.")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "ranking_eval.json").write_text(json.dumps(report, indent=1))
     (RESULTS / "ranking_eval.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def _ablations(graphs, tasks, held_out, fold, args, checkpoint, evaluate_graphs, load_checkpoint) -> dict:
+    """Zero-shot metrics on ``fold`` of the main recipe and of its ablations."""
+    variants = {"tgraph (hinge, cross-attention)": None,
+                "no cross-attention": {"cross_attention": False},
+                "ListMLE loss": {"loss": "listmle"}}
+    eval_graphs = {t.name: graphs[t.name] for t in held_out if t.name in graphs}
+    results = {}
+    for label, overrides in variants.items():
+        path = checkpoint if overrides is None else train_fold(graphs, tasks, fold, args, **overrides)[0]
+        results[label] = evaluate_graphs(load_checkpoint(path)[0], eval_graphs, chunk_size=512)["mean"]
+    return results
 
 
 if __name__ == "__main__":
