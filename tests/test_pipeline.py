@@ -169,3 +169,13 @@ def test_configured_graphs_are_converted_once_and_cached(database, target, tmp_p
     records.write_text(records.read_text() + records.read_text().splitlines()[0] + "\n")
     load_configured_graphs(copy, target)
     assert len(list((copy / ".tgraph_cache").glob("*.npz"))) == 2 and cached.is_file()
+
+
+def test_mlp_baseline_on_too_few_training_tasks_is_one_line_and_exit_2(database, tmp_path, capsys):
+    from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
+    from tvm_tgraph.cli import main
+
+    code = main(["eval", "--db", str(database), "--families", "op:softmax", "--checkpoint", str(DEFAULT_CHECKPOINT),
+                 "--train-db", str(database), "--baselines", "mlp"])
+    err = capsys.readouterr().err
+    assert code == 2 and "the MLP baseline cannot train on 2 task(s)" in err and err.count("\n") == 1

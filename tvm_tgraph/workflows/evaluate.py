@@ -81,7 +81,12 @@ class _Baseline:
             features, costs = extract_features(task.context, task.candidates, task.runner_results(), state.extractor)
             state.add_to_group(features, costs, shash2hex(task.context.mod))
         with _torch_compatible_mlp():
-            self.model.trainer.train_full()
+            try:
+                self.model.trainer.train_full()
+            except ValueError as err:   # TVM's MLPModel holds out whole tasks for its own test split
+                raise ValueError(f"the MLP baseline cannot train on {len(train_tasks)} task(s) ({err}): "
+                                 "TVM's MLPModel holds some tasks out for testing; give more training "
+                                 "tasks or --baselines xgb") from None
 
     def _save(self):
         if self.kind == "xgb":
