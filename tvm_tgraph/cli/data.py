@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
-from pathlib import Path
 
-from .common import TARGET_HELP
+from .common import TARGET_HELP, write_report
 
 
 def add_collect(sub) -> None:
@@ -31,14 +29,15 @@ def add_collect(sub) -> None:
 
 
 def _cmd_collect(args) -> int:
-    from ..workflows.collect import CollectPlan, collect, data_card, default_suite, pack_database, write_text_atomic
+    from ..checkpoint import atomic_write_bytes
+    from ..workflows.collect import CollectPlan, collect, data_card, default_suite, pack_database
     from ..tvm_env import make_target
 
     if args.pack:
         print(f"packed {pack_database(args.out, args.pack)} records into {args.pack}")
         return 0
     if args.card:
-        write_text_atomic(Path(args.card), data_card(args.out))
+        atomic_write_bytes(args.card, data_card(args.out).encode())
         print(f"wrote {args.card}")
         return 0
     target = make_target(args.target)
@@ -142,9 +141,7 @@ def _cmd_eval(args) -> int:
     report = evaluate(eval_tasks, train_tasks, args.checkpoint, baselines,
                       tuple(int(k) for k in args.online_k.split(",") if k), seed=args.seed)
     print(format_table(report))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=1))
+    write_report(args.json, report)
     if args.png:
         plot_scatter(report, args.png)
     return 0

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
-from pathlib import Path
 
-from .common import TARGET_HELP
+from .common import TARGET_HELP, write_report
 
 
 def add_tpugraphs(sub) -> None:
@@ -51,12 +49,6 @@ def _pretrain_config(args):
     return PretrainConfig(steps=args.steps, eval_every=args.eval_every, seed=args.seed, network={"hidden": args.hidden})
 
 
-def _write_report(path: str | None, report: dict) -> None:
-    if path:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(report, indent=1))
-
-
 def _cmd_tpugraphs_train(args) -> int:
     from ..workflows.tpugraphs import train_collection
 
@@ -71,7 +63,7 @@ def _cmd_tpugraphs_eval(args) -> int:
 
     report = evaluate_collection_checkpoint(args.directory, args.split, args.checkpoint, args.chunk_size)
     print(" ".join(f"{k} {v:.4f}" for k, v in report["mean"].items()) + f" (mean over {len(report['per_graph'])} graphs)")
-    _write_report(args.json, report)
+    write_report(args.json, report)
     return 0
 
 
@@ -83,7 +75,7 @@ def _cmd_tpugraphs_split_eval(args) -> int:
     print(f"{report['file']}: {report['test_configs']} held-out configurations of {report['configs']} distinct; "
           f"Kendall tau TGraph {report['tgraph']['kendall_tau']:.4f}, "
           f"linear model on raw features {report['linear']['kendall_tau']:.4f}")
-    _write_report(args.json, report)
+    write_report(args.json, report)
     return 0
 
 
@@ -157,7 +149,7 @@ def _cmd_layout_eval(args) -> int:
     mean = report["mean"]
     print(f"{report['configs']} configurations: Kendall tau {mean['kendall_tau']:.4f}, top-1 {mean['top1']:.4f}, "
           f"top-5 {mean['top5']:.4f}, OPA {mean['opa']:.4f}")
-    _write_report(args.json, report)
+    write_report(args.json, report)
     return 0
 
 

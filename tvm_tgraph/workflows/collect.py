@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..checkpoint import atomic_write_bytes
 from ..database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database
 from ..errors import RecordError
 from ..testing import random_candidates
@@ -278,16 +279,9 @@ def resume_seed(seed: int, phase: int, measured: int) -> int:
     return seed + phase + 7919 * measured
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step (a kill leaves the old file or the new)."""
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def write_json_atomic(path: Path, value) -> None:
-    """Replace ``path`` with ``value`` as JSON in one step."""
-    write_text_atomic(path, json.dumps(value, indent=1))
+    """Replace ``path`` with ``value`` as JSON in one step (a kill leaves the old file or the new)."""
+    atomic_write_bytes(path, json.dumps(value, indent=1).encode())
 
 
 def data_card(db_dir: str | Path) -> str:
