@@ -62,12 +62,25 @@ def _warn_torn(path: Path, number: int) -> None:
                        path, number, number - 1)
 
 
-def torn_tail(path: Path) -> int:
-    """Bytes after the last newline of ``path`` (a torn last line), 0 if none or no file."""
+def torn_tail(path: Path, block: int = 1 << 16) -> int:
+    """Bytes after the last newline of ``path`` (a torn last line), 0 if none or no file.
+
+    Reads the file backwards from its end, a block at a time, until it meets a newline:
+    a database of any size costs about one block.
+    """
     if not path.is_file():
         return 0
-    data = path.read_bytes()
-    return len(data) - (data.rfind(b"\n") + 1)
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        end = size
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            newline = handle.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                return size - (start + newline + 1)
+            end = start
+    return size
 
 
 def _workload_problem(value) -> str | None:
@@ -170,9 +183,9 @@ def open_database(work_dir: str | Path, create: bool = False):
     work_dir = Path(work_dir)
     paths = (work_dir / WORKLOAD_FILE, work_dir / RECORD_FILE)
     if not create:
-        validate_database(work_dir)
+        workload_lines, record_lines = read_database(work_dir)
         if any(torn_tail(path) for path in paths):
-            return _memory_database(work_dir)
+            return _memory_database(workload_lines, record_lines)
         return JSONDatabase(work_dir=str(work_dir), allow_missing=False)
     try:
         work_dir.mkdir(parents=True, exist_ok=True)
@@ -188,11 +201,10 @@ def open_database(work_dir: str | Path, create: bool = False):
     return JSONDatabase(work_dir=str(work_dir), allow_missing=True)
 
 
-def _memory_database(work_dir: Path):
-    """A ``MemoryDatabase`` holding the valid records of ``work_dir`` (read-only use)."""
+def _memory_database(workload_lines: list, record_lines: list):
+    """A ``MemoryDatabase`` holding the records :func:`read_database` read (read-only use)."""
     from tvm.s_tir.meta_schedule.database import MemoryDatabase, TuningRecord, Workload
 
-    workload_lines, record_lines = read_database(work_dir)
     workloads = [Workload.from_json(line) for line in workload_lines]
     database = MemoryDatabase()
     for index, record in record_lines:
