@@ -94,3 +94,11 @@ def test_work_dir_that_cannot_be_created_is_refused_before_anything_runs(tmp_pat
     blocker.write_text("x")
     with pytest.raises(RecordError, match="cannot write the tuning database"):
         open_database(blocker / "run", create=True)
+
+
+def test_opening_for_reading_a_database_with_a_torn_line_gives_its_valid_records(tuned):
+    records = tuned / RECORD_FILE
+    torn = records.read_text() + records.read_text().splitlines()[-1][:40]
+    records.write_text(torn)
+    database = open_database(tuned)
+    assert len(database.get_all_tuning_records()) == 4 and records.read_text() == torn
