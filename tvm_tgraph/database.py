@@ -234,6 +234,19 @@ def latencies_in_trial_order(work_dir: str | Path) -> tuple[np.ndarray, np.ndarr
         ``(records,)`` seconds (``inf`` marks a failed candidate) and ``(records,)`` int64
         workload indices (line numbers in the workload file, from 0).
     """
-    _, records = read_database(work_dir)
-    latencies = [median_latency(record[1]) for _, record in records]
-    return np.asarray(latencies, dtype=np.float64), np.asarray([i for i, _ in records], dtype=np.int64)
+    return record_latencies(read_database(work_dir)[1])
+
+
+def record_latencies(record_lines: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`latencies_in_trial_order` of record lines :func:`read_database` read.
+
+    Shapes: ``(records,)`` float64 seconds and ``(records,)`` int64 workload indices.
+    """
+    latencies = [median_latency(record[1]) for _, record in record_lines]
+    return np.asarray(latencies, dtype=np.float64), np.asarray([i for i, _ in record_lines], dtype=np.int64)
+
+
+def record_cpu(record: list) -> str:
+    """The CPU a record was measured on: its target's ``mcpu`` ("" if it has none)."""
+    target = record[2] if len(record) > 2 else None
+    return str(target.get("mcpu", "")) if isinstance(target, dict) else ""

@@ -8,12 +8,13 @@ by workload and CPU, in the order they were measured, and makes each a :class:`M
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .database import RECORD_FILE, WORKLOAD_FILE, median_latency, read_database
+from .database import RECORD_FILE, WORKLOAD_FILE, median_latency, read_database, record_cpu
 from .errors import RecordError
 
 
@@ -83,6 +84,17 @@ def _families(names: str | list[str] | None) -> set[str] | None:
     return set(names.split(",")) if isinstance(names, str) else set(names)
 
 
+def _family_filter(db_dir: Path, index: dict | None, families, exclude_families):
+    """A predicate on a task's family: in ``families`` (if given) and not in
+    ``exclude_families``. Families come from ``tasks.json``: asking for them of a database
+    without one (``index`` None) raises ``RecordError``."""
+    keep, drop = _families(families), _families(exclude_families)
+    if index is None and (keep or drop):
+        raise RecordError(f"{db_dir} has no tasks.json (it was not written by `tgraph collect`): "
+                          "families are unknown, so --families / --holdout cannot be used with it")
+    return lambda family: (keep is None or family in keep) and not (drop and family in drop)
+
+
 def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_families=None,
                         min_candidates: int = 2) -> list[MeasuredTask]:
     """Read a tuning database: one :class:`MeasuredTask` per workload and CPU.
@@ -123,20 +135,14 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
     db_dir = resolve_db(db_dir)
     workload_lines, record_lines = read_database(db_dir)
     index = _task_index(db_dir)
-    keep, drop = _families(families), _families(exclude_families)
-    if index is None and (keep or drop):
-        raise RecordError(f"{db_dir} has no tasks.json (it was not written by `tgraph collect`): "
-                          "families are unknown, so --families / --holdout cannot be used with it")
+    wanted = _family_filter(db_dir, index, families, exclude_families)
     target = target or make_target()
 
     workloads = [ms.database.Workload.from_json(line) for line in workload_lines]
     grouped: dict[tuple[int, str], list] = {}
     for workload_index, record in record_lines:
-        cpu = _record_cpu(record)
-        grouped.setdefault((workload_index, cpu), []).append(record)
-    cpus_of: dict[int, int] = {}
-    for workload_index, _ in grouped:
-        cpus_of[workload_index] = cpus_of.get(workload_index, 0) + 1
+        grouped.setdefault((workload_index, record_cpu(record)), []).append(record)
+    cpus_of = Counter(workload_index for workload_index, _ in grouped)
     tasks = []
     for (workload_index, cpu), records in grouped.items():
         workload = workloads[workload_index]
@@ -147,7 +153,7 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
             name, family = index[shash]["name"], index[shash]["family"]
         else:
             raise RecordError(f"workload {shash} of {db_dir} is not named in tasks.json")
-        if (keep is not None and family not in keep) or (drop and family in drop):
+        if not wanted(family):
             continue
         latency = np.asarray([median_latency(r[1]) for r in records])
         ok = np.flatnonzero(np.isfinite(latency))
@@ -170,12 +176,6 @@ def _task_index(db_dir: Path) -> dict | None:
         return {entry["shash"]: entry for entry in json.loads(index_path.read_text()).values()}
     except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as err:
         raise RecordError(f"{index_path} is malformed: {err}") from None
-
-
-def _record_cpu(record: list) -> str:
-    """The CPU a record was measured on: its target's ``mcpu`` ("" if it has none)."""
-    target = record[2] if len(record) > 2 else None
-    return str(target.get("mcpu", "")) if isinstance(target, dict) else ""
 
 
 def _func_name(mod) -> str:
@@ -237,11 +237,8 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
         graphs, family_of = configured_graphs(tasks), {t.name: t.family for t in tasks}
         if cache:
             _write_graphs(path, graphs, family_of)
-    keep, drop = _families(families), _families(exclude_families)
-    if (keep or drop) and _task_index(db_dir) is None:
-        raise RecordError(f"{db_dir} has no tasks.json (it was not written by `tgraph collect`): "
-                          "families are unknown, so --families / --holdout cannot be used with it")
-    chosen = [n for n in graphs if (keep is None or family_of[n] in keep) and not (drop and family_of[n] in drop)]
+    wanted = _family_filter(db_dir, _task_index(db_dir), families, exclude_families)
+    chosen = [n for n in graphs if wanted(family_of[n])]
     return {n: graphs[n] for n in chosen}, {n: family_of[n] for n in chosen}
 
 
@@ -249,13 +246,16 @@ _GRAPH_ARRAYS = ("node_kind", "node_feat", "edge_index", "config_node_ids", "con
 
 
 def _write_graphs(path: Path, graphs: dict, family_of: dict[str, str]) -> None:
-    path.parent.mkdir(exist_ok=True)
+    import io
+
+    from .checkpoint import atomic_write_bytes
+
     arrays = {f"t{i}_{field}": getattr(graph, field) for i, graph in enumerate(graphs.values())
               for field in _GRAPH_ARRAYS}
     arrays["index"] = np.frombuffer(json.dumps([[n, family_of[n]] for n in graphs]).encode(), dtype=np.uint8)
-    tmp = path.with_name(f".{path.name}.partial.npz")
-    np.savez(tmp, **arrays)
-    tmp.replace(path)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def _read_graphs(path: Path) -> tuple[dict, dict[str, str]]:

@@ -286,7 +286,9 @@ def write_json_atomic(path: Path, value) -> None:
 
 def data_card(db_dir: str | Path) -> str:
     """A markdown data card of a collected database: settings, then one row per task."""
-    from ..database import latencies_in_trial_order
+    from collections import Counter
+
+    from ..database import record_cpu, record_latencies
 
     db_dir = Path(db_dir)
     for name in ("tasks.json", "collect_meta.json"):
@@ -296,11 +298,8 @@ def data_card(db_dir: str | Path) -> str:
     meta = json.loads((db_dir / "collect_meta.json").read_text())
     workload_lines, record_lines = read_database(db_dir)
     hashes = [shash for shash, _ in workload_lines]
-    latency, workload = latencies_in_trial_order(db_dir)
-    per_cpu: dict[str, int] = {}
-    for _, record in record_lines:
-        cpu = record[2].get("mcpu", "?") if isinstance(record[2], dict) else "?"
-        per_cpu[cpu] = per_cpu.get(cpu, 0) + 1
+    latency, workload = record_latencies(record_lines)
+    per_cpu = Counter(record_cpu(record) or "(none)" for _, record in record_lines)
     run_cpus = [f"run {i}: {run['cpu']['llvm']} ({run['cpu']['name']})" if "cpu" in run else f"run {i}: not recorded"
                 for i, run in enumerate(meta.get("runs", []), start=1)]
     by_hash = {entry["shash"]: name for name, entry in index.items()}
