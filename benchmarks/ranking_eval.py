@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 RESULTS = Path(__file__).parent / "results"
@@ -47,8 +49,6 @@ def train_fold(graphs, tasks, fold, args, **overrides):
 
 def _spread(values: list[float]) -> str:
     """``mean (min-max)`` over seeds."""
-    import numpy as np
-
     values = [v for v in values if v == v]
     if not values:
         return "-"
@@ -66,9 +66,7 @@ def main() -> None:
 
     import platform
 
-    from tvm_tgraph.checkpoint import load_checkpoint
     from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
-    from tvm_tgraph.pretrain import evaluate_graphs
     from tvm_tgraph.tvm_env import host_cpu, make_target
     from tvm_tgraph.workflows.evaluate import METRICS, evaluate, format_table, plot_scatter
 
@@ -99,8 +97,7 @@ def main() -> None:
             if seed == seeds[0]:
                 plot_scatter(result, RESULTS / f"ranking_eval_{fold.replace(':', '_')}.png")
                 if i == 0 and not args.no_ablations:
-                    report["ablations"] = _ablations(graphs, tasks, held_out, fold, args, checkpoint,
-                                                     evaluate_graphs, load_checkpoint)
+                    report["ablations"] = _ablations(graphs, tasks, held_out, fold, args, checkpoint)
         report["folds"][fold] = runs
         lines += [f"## held out: {fold} ({len(held_out)} tasks; trained on {len(training)} tasks)", "",
                   "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
@@ -122,8 +119,6 @@ def main() -> None:
     lines += ["## Mean over folds (Kendall tau; per seed the mean over folds, then mean and min-max over seeds)", "",
               "| setting | model | Kendall tau |", "| --- | --- | --- |"]
     for (setting, model), by_seed in overall.items():
-        import numpy as np
-
         lines.append(f"| {setting} | {model} | {_spread([float(np.nanmean(v)) for v in by_seed.values()])} |")
     if report["ablations"]:
         lines += ["", f"## Ablations (zero-shot on {folds[0]}, seed {seeds[0]})", "",
@@ -138,8 +133,11 @@ def main() -> None:
     print("\n".join(lines))
 
 
-def _ablations(graphs, tasks, held_out, fold, args, checkpoint, evaluate_graphs, load_checkpoint) -> dict:
+def _ablations(graphs, tasks, held_out, fold, args, checkpoint) -> dict:
     """Zero-shot metrics on ``fold`` of the main recipe and of its ablations."""
+    from tvm_tgraph.checkpoint import load_checkpoint
+    from tvm_tgraph.pretrain import evaluate_graphs
+
     variants = {"tgraph (hinge, cross-attention)": None,
                 "no cross-attention": {"cross_attention": False},
                 "ListMLE loss": {"loss": "listmle"}}
