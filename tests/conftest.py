@@ -8,8 +8,10 @@ import logging
 import numpy as np
 import pytest
 
+from tvm_tgraph import workloads
 from tvm_tgraph.graph import ConfiguredGraph
 from tvm_tgraph.tvm_env import make_target, register_light_tensor_intrin
+from tvm_tgraph.workflows.collect import CollectPlan, CollectTask, collect
 
 register_light_tensor_intrin()
 
@@ -25,6 +27,39 @@ def drop_capture_handlers() -> None:
 @pytest.fixture(scope="session")
 def target():
     return make_target({"kind": "llvm", "num-cores": 2})
+
+
+#: A small collection plan: 10 random samples and 6 evolutionary ones per task.
+COLLECT_PLAN = CollectPlan(random_trials=10, evolutionary_trials=6, trials_per_iter=8)
+
+
+def tiny_suite() -> list[CollectTask]:
+    """Three small tasks of three operator families."""
+    def task(family, func, **kwargs):
+        return CollectTask(f"{family}/{kwargs}", family, "test", workloads.as_ir_module(func(**kwargs)))
+
+    return [task("op:matmul", workloads.matmul, n=32, m=32, k=64),
+            task("op:dense", workloads.dense_bias_relu, batch=16, in_dim=64, out_dim=32),
+            task("op:softmax", workloads.softmax, rows=16, cols=64)]
+
+
+@pytest.fixture(scope="session")
+def collected_db(tmp_path_factory, target):
+    """A database collected (really measured) from :func:`tiny_suite` with :data:`COLLECT_PLAN`;
+    shared by the tests of collection, reading, training and evaluation. Tests that change
+    it work on a copy."""
+    out = tmp_path_factory.mktemp("collected")
+    drop_capture_handlers()
+    collect(out, tiny_suite(), COLLECT_PLAN, target)
+    return out
+
+
+def measured_runner_results(n: int) -> list:
+    """``n`` successful MetaSchedule runner results with random latencies (0.1-1 ms)."""
+    from tvm.s_tir.meta_schedule.runner import RunnerResult
+
+    rng = np.random.default_rng(0)
+    return [RunnerResult([float(x)], None) for x in rng.uniform(1e-4, 1e-3, n)]
 
 
 @functools.lru_cache(maxsize=None)

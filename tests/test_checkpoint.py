@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
 import torch
 from conftest import random_graph
 
+import tvm_tgraph.checkpoint as checkpoint
 from tvm_tgraph.checkpoint import card_path, load_checkpoint, save_checkpoint
 from tvm_tgraph.errors import CheckpointError
 from tvm_tgraph.nn import TGraphConfig, TGraphNet, predict_scores
@@ -82,10 +84,6 @@ def test_the_card_travels_inside_the_weights_file(tmp_path, model):
 def test_a_kill_during_save_leaves_a_loadable_checkpoint(tmp_path, model, monkeypatch, killed_at_replace):
     """Kill the save at its first or second file replacement: the old checkpoint or the
     new one loads, whole (each with its own card)."""
-    import os
-
-    import tvm_tgraph.checkpoint as checkpoint
-
     path = tmp_path / "m.safetensors"
     save_checkpoint(path, model, "schema-x", seed=1)
     newer = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2))

@@ -6,11 +6,14 @@ import json
 import logging
 
 import pytest
+from conftest import drop_capture_handlers
 
 from tvm_tgraph.database import (
     RECORD_FILE, WORKLOAD_FILE, latencies_in_trial_order, open_database, read_database, validate_database,
 )
 from tvm_tgraph.errors import RecordError
+from tvm_tgraph.workflows.tuning import tune
+from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
 
 def _record(latency: float) -> str:
@@ -50,11 +53,6 @@ def test_malformed_line_in_the_middle_stays_an_error(tmp_path):
 @pytest.fixture
 def tuned(tmp_path, target):
     """A real database: 4 random candidates of a small matmul, measured."""
-    from conftest import drop_capture_handlers
-
-    from tvm_tgraph.workflows.tuning import tune
-    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
-
     drop_capture_handlers()
     tune(as_ir_module(WORKLOADS["matmul_128"]()), "random", 4, tmp_path, target=target, trials_per_iter=4,
          progress=False)
@@ -64,11 +62,6 @@ def tuned(tmp_path, target):
 def test_appending_after_a_crash_sets_the_torn_line_aside_and_goes_on(tuned, target):
     """A command that appends (tune, collect) keeps every complete record, moves the
     fragment to <file>.torn and goes on appending on a line of its own."""
-    from conftest import drop_capture_handlers
-
-    from tvm_tgraph.workflows.tuning import tune
-    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
-
     records = tuned / RECORD_FILE
     complete = records.read_text()
     fragment = complete.splitlines()[-1][:57]

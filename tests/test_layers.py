@@ -3,10 +3,15 @@ converters import no torch."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from tvm_tgraph.convert.tir import FEATURE_SCHEMA, F_CONFIG, F_GLOBAL, F_NODE, NODE_KINDS
+from tvm_tgraph.nn import TGraphConfig
 
 
 @pytest.mark.parametrize("modules, forbidden", [
@@ -21,9 +26,6 @@ def test_layer_does_not_import(modules, forbidden):
 
 
 def test_a_network_is_sized_from_a_converters_schema():
-    from tvm_tgraph.convert.tir import F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA, NODE_KINDS
-    from tvm_tgraph.nn import TGraphConfig
-
     config = TGraphConfig.from_schema(FEATURE_SCHEMA, hidden=32)
     assert (config.num_node_kinds, config.node_features, config.config_features, config.global_features,
             config.hidden) == (len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL, 32)
@@ -50,8 +52,6 @@ def _layer(module: str) -> int | None:
 
 def _imports(path, module: str) -> list[str]:
     """Absolute names of everything ``path`` imports, at any depth (function bodies too)."""
-    import ast
-
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = []
     for node in ast.walk(ast.parse(path.read_text())):
@@ -68,8 +68,6 @@ def _imports(path, module: str) -> list[str]:
 
 
 def test_no_module_imports_a_layer_above_its_own():
-    from pathlib import Path
-
     root = Path(__file__).resolve().parent.parent
     upward = []
     for top in ("tvm_tgraph", "cost_models", "search"):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import tvm
 from conftest import sample_candidates
+from tvm.s_tir.meta_schedule.builder import BuilderInput
 
 from tvm_tgraph.measure import FastBuilder
 
 
 def test_builds_two_batches_with_one_pool():
-    from tvm.s_tir.meta_schedule.builder import BuilderInput
-
     context, candidates = sample_candidates("matmul_128", count=6)
     builder = FastBuilder(max_workers=2)
     try:
@@ -25,9 +25,6 @@ def test_builds_two_batches_with_one_pool():
 
 
 def test_a_failing_build_becomes_an_error_result():
-    import tvm
-    from tvm.s_tir.meta_schedule.builder import BuilderInput
-
     context, candidates = sample_candidates("matmul_128", count=2)
     bad_target = tvm.target.Target({"kind": "llvm", "mcpu": "not-a-cpu-xyz", "mtriple": "nonsense-triple"})
     builder = FastBuilder(max_workers=1)

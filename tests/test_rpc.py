@@ -5,9 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import drop_capture_handlers
+from tvm.ir.utils import derived_object
+from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 
+from tvm_tgraph.database import latencies_in_trial_order
+from tvm_tgraph.measure import FastBuilder
 from tvm_tgraph.rpc import make_rpc_runner, parse_address
 from tvm_tgraph.testing import LoopbackFarm
+from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
 
 def test_tracker_address_is_checked():
@@ -19,9 +25,6 @@ def test_tracker_address_is_checked():
 
 def _kill_after_first_batch(farm: LoopbackFarm):
     """A measure callback that kills server 0 once the first batch has been measured."""
-    from tvm.ir.utils import derived_object
-    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
-
     @derived_object
     class KillServer(PyMeasureCallback):
         def __init__(self) -> None:
@@ -37,12 +40,6 @@ def _kill_after_first_batch(farm: LoopbackFarm):
 
 
 def test_tuning_over_rpc_survives_a_server_dying(tmp_path, target):
-    from tvm.s_tir import meta_schedule as ms
-
-    from tvm_tgraph.database import latencies_in_trial_order
-    from tvm_tgraph.measure import FastBuilder
-    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
-
     with LoopbackFarm(servers=2) as farm:
         runner = make_rpc_runner(farm.tracker, farm.key, max_workers=2, session_timeout_sec=30,
                                  number=1, repeat=3, min_repeat_ms=0)

@@ -7,18 +7,20 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from tvm_tgraph.cli import main
 from tvm_tgraph.convert.relax_layout import LayoutSpace
 from tvm_tgraph.errors import RecordError, UnsupportedProgramError
+from tvm_tgraph.model_zoo import MODELS, to_relax
+from tvm_tgraph.workflows.end_to_end import compile_default, random_inputs, run_and_time
+from tvm_tgraph.workflows.layout import read_measurements
 
 TINY = "from tvm_tgraph.model_zoo import MODELS, to_relax\ndef tiny():\n    return to_relax(*MODELS['resnet'](width=4, image=8))\n"
 
 
 @pytest.fixture(scope="module")
 def tiny_resnet():
-    from tvm_tgraph.model_zoo import MODELS, to_relax
-
     return to_relax(*MODELS["resnet"](width=4, image=8))
 
 
@@ -40,8 +42,6 @@ def test_sites_and_plan(tiny_resnet):
 
 
 def test_rewrite_computes_the_same_function(tiny_resnet, target):
-    from tvm_tgraph.workflows.end_to_end import compile_default, random_inputs, run_and_time
-
     space = LayoutSpace(tiny_resnet)
     inputs = random_inputs(tiny_resnet)
     reference, _, _ = run_and_time(compile_default(tiny_resnet, target), inputs)
@@ -54,10 +54,6 @@ def test_rewrite_computes_the_same_function(tiny_resnet, target):
 
 
 def test_model_without_layout_choices_is_refused():
-    import torch
-
-    from tvm_tgraph.model_zoo import to_relax
-
     with pytest.raises(UnsupportedProgramError, match="no operator with a layout choice"):
         LayoutSpace(to_relax(torch.nn.ReLU(), torch.randn(4, 4)))
 
@@ -83,8 +79,6 @@ def test_collect_train_eval_search(tmp_path, capsys):
 
 
 def test_malformed_measurement_is_named(tmp_path, tiny_resnet):
-    from tvm_tgraph.workflows.layout import read_measurements
-
     (tmp_path / "measurements.jsonl").write_text('{"config": "0101010", "latency_s": 0.01}\n{"config": "01"}\n')
     with pytest.raises(RecordError, match="measurements.jsonl:2"):
         read_measurements(tmp_path, 7)

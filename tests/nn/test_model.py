@@ -69,10 +69,6 @@ def test_repr_names_the_layers():
 
 
 def test_reset_parameters_reinitialises_every_layer_and_the_normalisation():
-    import torch
-
-    from tvm_tgraph.nn import TGraphConfig, TGraphNet
-
     torch.manual_seed(0)
     net = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=16, num_blocks=2, heads=2))
     before = {k: v.clone() for k, v in net.state_dict().items()}

@@ -6,22 +6,29 @@ import logging
 
 import numpy as np
 import pytest
+import torch
+import tvm
 from conftest import ALLOC_BUFFER_KERNEL, drop_capture_handlers, sample_candidates
+from tvm import relax
+from tvm.relax.frontend.torch import from_exported_program
+from tvm.s_tir import meta_schedule as ms
 
+import cost_models.tgraph_cost_model as tgraph_cost_model_module
 from cost_models import TGraphCostModel
 from tvm_tgraph.checkpoint import save_checkpoint
+from tvm_tgraph.cli import main
+from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.errors import CheckpointError
 from tvm_tgraph.measure import FastBuilder, make_runner
+from tvm_tgraph.nn import TGraphConfig, TGraphNet
 from tvm_tgraph.testing import measure_candidates
-from tvm_tgraph.workloads import matmul, as_ir_module
+from tvm_tgraph.workloads import as_ir_module, matmul
 
 # Tests measure with a light evaluator: what is checked is behaviour, not speed.
 LIGHT = dict(number=1, repeat=2, min_repeat_ms=0)
 
 
 def _tune(mod, target, work_dir, cost_model, trials=16):
-    from tvm.s_tir import meta_schedule as ms
-
     drop_capture_handlers()
     return ms.tune_tir(mod, target, str(work_dir), max_trials_global=trials, num_trials_per_iter=8,
                        builder=FastBuilder(max_workers=2), runner=make_runner(**LIGHT),
@@ -29,9 +36,6 @@ def _tune(mod, target, work_dir, cost_model, trials=16):
 
 
 def _best_schedule_runs_correctly(mod, target, database):
-    import tvm
-    from tvm.s_tir import meta_schedule as ms
-
     sch = ms.tir_integration.compile_tir(database, mod, target)
     assert sch is not None, "tuning recorded no valid schedule"
     lib = tvm.compile(sch.mod, target=target)
@@ -52,11 +56,6 @@ def test_sixteen_trial_tune_with_the_network_serving(tmp_path, target):
 
 
 def _pretrained_checkpoint(path):
-    import torch
-
-    from tvm_tgraph.convert.tir import FEATURE_SCHEMA
-    from tvm_tgraph.nn import TGraphConfig, TGraphNet
-
     torch.manual_seed(1)
     save_checkpoint(path, TGraphNet(TGraphConfig.from_schema(FEATURE_SCHEMA)), FEATURE_SCHEMA.version, pretrained=True)
     return path
@@ -81,11 +80,9 @@ def test_a_named_checkpoint_that_fails_to_load_is_an_error(tmp_path):
 
 
 def test_unusable_shipped_checkpoint_is_reported_and_tuning_falls_back(tmp_path, target, monkeypatch):
-    import cost_models.tgraph_cost_model as module
-
     path = _pretrained_checkpoint(tmp_path / "shipped.safetensors")
     path.write_bytes(path.read_bytes()[:-64])
-    monkeypatch.setattr(module, "DEFAULT_CHECKPOINT", path)   # as if the installed copy were damaged
+    monkeypatch.setattr(tgraph_cost_model_module, "DEFAULT_CHECKPOINT", path)   # as if the installed copy were damaged
     collect = _Collect()
     logging.getLogger("tvm_tgraph.cost_model").addHandler(collect)
     try:
@@ -106,8 +103,6 @@ def test_unusable_shipped_checkpoint_is_reported_and_tuning_falls_back(tmp_path,
 
 
 def test_tgraph_tunes_a_kernel_with_a_function_level_alloc_buffer_to_the_end(tmp_path, capsys):
-    from tvm_tgraph.cli import main
-
     source = tmp_path / "kernel.py"
     source.write_text(ALLOC_BUFFER_KERNEL)
     drop_capture_handlers()
@@ -175,13 +170,6 @@ def test_save_load_round_trip_and_repeated_updates(tmp_path, measured, pretraine
 
 
 def test_tune_relax_with_tgraph(tmp_path, target):
-    import tvm
-    from tvm import relax
-    from tvm.s_tir import meta_schedule as ms
-
-    import torch
-    from tvm.relax.frontend.torch import from_exported_program
-
     torch.manual_seed(0)
     layer = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).eval()
     example = torch.randn(32, 64)

@@ -10,6 +10,7 @@ from conftest import drop_capture_handlers
 from tvm_tgraph.cli import main
 from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE, open_database, validate_database
 from tvm_tgraph.errors import RecordError
+from tvm_tgraph.tvm_env import default_target_config, make_target
 
 
 def test_tune_writes_a_database_and_reports_the_best(tmp_path, capsys):
@@ -132,8 +133,6 @@ def test_work_dir_under_a_regular_file_is_refused_before_measuring(tmp_path, cap
 
 
 def test_llvm_target_without_num_cores_gets_the_hosts():
-    from tvm_tgraph.tvm_env import default_target_config, make_target
-
     target = make_target('{"kind": "llvm"}')
     assert int(target.attrs["num-cores"]) == default_target_config()["num-cores"]
     assert str(target.attrs["mcpu"]) == default_target_config()["mcpu"]

@@ -6,8 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import drop_capture_handlers
+from tvm.s_tir import meta_schedule as ms
 
 from search import PruningSearch, select_top_k_and_explore
+from tvm_tgraph.measure import FastBuilder, make_runner
+from tvm_tgraph.workflows.tuning import tune
+from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
 
 def test_selection_takes_the_top_scores_then_explores_the_rest():
@@ -29,10 +33,6 @@ def test_parameters_are_checked():
 
 
 def _context(strategy, target, seed=3):
-    from tvm.s_tir import meta_schedule as ms
-
-    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
-
     context = ms.TuneContext(mod=as_ir_module(WORKLOADS["matmul_128"]()), target=target,
                              space_generator="post-order-apply", search_strategy=strategy,
                              task_name="matmul_128", rand_state=seed, num_threads=1)
@@ -40,8 +40,6 @@ def _context(strategy, target, seed=3):
 
 
 def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
-    from tvm.s_tir import meta_schedule as ms
-
     strategy = PruningSearch(pool_size=40, exploration=0.25, population_size=64)
     context, spaces = _context(strategy, target)
     context.pre_tuning(max_trials=12, num_trials_per_iter=8, design_spaces=spaces,
@@ -63,10 +61,6 @@ def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
 
 @pytest.mark.parametrize("cost_model", ["tgraph", "xgb-warm16"])
 def test_real_tuning_with_pruning(tmp_path, target, cost_model):
-    from tvm_tgraph.measure import FastBuilder, make_runner
-    from tvm_tgraph.workflows.tuning import tune
-    from tvm_tgraph.workloads import WORKLOADS, as_ir_module
-
     drop_capture_handlers()
     summary = tune(as_ir_module(WORKLOADS["matmul_128"]()), cost_model, 16, tmp_path, target=target, seed=0,
                    trials_per_iter=8, builder=FastBuilder(max_workers=2),

@@ -1,0 +1,65 @@
+"""tgraph train / eval (cli.data) on collected and on plain MetaSchedule databases."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import drop_capture_handlers
+
+from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
+from tvm_tgraph import workloads
+from tvm_tgraph.cli import main
+from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE
+from tvm_tgraph.workflows.tuning import tune
+
+
+def test_train_and_eval_commands(collected_db, tmp_path, capsys):
+    ckpt = tmp_path / "t.safetensors"
+    assert main(["train", "--db", str(collected_db), "--out", str(ckpt), "--holdout", "op:softmax",
+                 "--steps", "8", "--eval-every", "4", "--hidden", "16"]) == 0
+    card = json.loads(ckpt.with_suffix(".json").read_text())
+    assert card["training_data"]["held_out_families"] == "op:softmax"
+    assert card["feature_schema"] and card["command"].startswith("tgraph train")
+    report = tmp_path / "eval.json"
+    assert main(["eval", "--db", str(collected_db), "--families", "op:softmax", "--checkpoint", str(ckpt),
+                 "--train-db", str(collected_db), "--baselines", "xgb", "--online-k", "4",
+                 "--json", str(report), "--png", str(tmp_path / "scatter.png")]) == 0
+    out = capsys.readouterr().out
+    assert "zero_shot" in out and "online_k4" in out
+    result = json.loads(report.read_text())
+    assert set(result["results"]["zero_shot"]) == {"tgraph", "xgb"}
+    assert result["settings"]["eval_families"] == ["op:softmax"]
+    assert (tmp_path / "scatter.png").stat().st_size > 1000
+
+
+def test_eval_on_a_plain_metaschedule_database(collected_db, tmp_path, capsys, target):
+    """Users evaluate on their own tuning logs: no tasks.json, tasks named after the workload."""
+    plain = tmp_path / "my_tuning_log"
+    drop_capture_handlers()
+    tune(workloads.as_ir_module(workloads.matmul(32, 48, 64)), "random", 8, plain, target=target,
+         trials_per_iter=8, progress=False)
+    assert not (plain / "tasks.json").exists()
+    report = tmp_path / "eval.json"
+    code = main(["eval", "--db", str(plain), "--checkpoint", str(DEFAULT_CHECKPOINT), "--train-db", str(collected_db),
+                 "--baselines", "xgb", "--online-k", "4", "--json", str(report)])
+    assert code == 0, capsys.readouterr().err
+    [name] = json.loads(report.read_text())["settings"]["eval_tasks"]
+    assert name.startswith("main_") and len(name) == len("main_") + 8
+    assert main(["eval", "--db", str(plain), "--families", "op:matmul", "--checkpoint", str(DEFAULT_CHECKPOINT),
+                 "--train-db", str(collected_db)]) == 2
+    assert "no tasks.json" in capsys.readouterr().err
+
+
+def test_a_collect_database_with_zero_records_is_an_error(tmp_path, capsys):
+    for name in (WORKLOAD_FILE, RECORD_FILE):
+        (tmp_path / name).write_text("")
+    (tmp_path / "tasks.json").write_text("{}")
+    assert main(["train", "--db", str(tmp_path), "--out", str(tmp_path / "m.safetensors")]) == 2
+    assert "holds 0 task(s)" in capsys.readouterr().err
+
+
+def test_mlp_baseline_on_too_few_training_tasks_is_one_line_and_exit_2(collected_db, tmp_path, capsys):
+    code = main(["eval", "--db", str(collected_db), "--families", "op:softmax", "--checkpoint", str(DEFAULT_CHECKPOINT),
+                 "--train-db", str(collected_db), "--baselines", "mlp"])
+    err = capsys.readouterr().err
+    assert code == 2 and "the MLP baseline cannot train on 2 task(s)" in err and err.count("\n") == 1
