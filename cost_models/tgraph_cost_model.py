@@ -16,8 +16,12 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.cost_model import PyCostModel, XGBModel
 
 from tvm_tgraph.checkpoint import load_checkpoint, save_checkpoint
+from tvm_tgraph.convert.tir import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, TirConverter
 from tvm_tgraph.database import result_latency
 from tvm_tgraph.errors import CheckpointError, UnsupportedProgramError
+from tvm_tgraph.nn import TGraphConfig, TGraphNet, predict_scores
+from tvm_tgraph.task_store import TaskStore
+from tvm_tgraph.training import RankingTrainer, TrainConfig
 from tvm_tgraph.tvm_env import register_light_tensor_intrin
 
 from .xgb_state import load_xgb_state, save_xgb_state
@@ -98,8 +102,6 @@ class TGraphCostModel(PyCostModel):
                  fallback: XGBModel | None = None, seed: int = 0) -> None:
         super().__init__()
         register_light_tensor_intrin()
-        from tvm_tgraph.convert.tir import TirConverter
-        from tvm_tgraph.task_store import TaskStore
 
         self.online = online
         self.min_online_samples = min_online_samples
@@ -146,8 +148,6 @@ class TGraphCostModel(PyCostModel):
 
     # ------------------------------------------------------------------ network
     def _load_network(self, path: Path) -> None:
-        from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION
-
         self.network, card = load_checkpoint(path, feature_schema=FEATURE_SCHEMA_VERSION)
         self.pretrained = bool(card.get("pretrained", True))
         self.pretrained_network = copy.deepcopy(self.network) if self.pretrained else None
@@ -155,10 +155,6 @@ class TGraphCostModel(PyCostModel):
 
     def _ensure_network(self, first_graph) -> None:
         import torch
-
-        from tvm_tgraph.convert.tir import FEATURE_SCHEMA
-        from tvm_tgraph.nn import TGraphConfig, TGraphNet
-        from tvm_tgraph.training import RankingTrainer, TrainConfig
 
         if self.network is None:
             torch.manual_seed(self.seed)
@@ -215,8 +211,6 @@ class TGraphCostModel(PyCostModel):
 
     def _scores(self, graph, measured: int) -> np.ndarray:
         """Raw network scores of ``graph``'s configurations, blended as ``blend_samples`` says."""
-        from tvm_tgraph.nn import predict_scores
-
         tuned = predict_scores(self.network, graph, self.chunk_size)
         if self.pretrained_network is None or self.blend_samples <= 0:
             return tuned
@@ -265,8 +259,6 @@ class TGraphCostModel(PyCostModel):
 
         The directory is written beside ``path`` and then moved into place.
         """
-        from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION
-
         target = Path(path)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent if str(target.parent) else "."))
         try:
@@ -291,8 +283,6 @@ class TGraphCostModel(PyCostModel):
 
     def load(self, path: str) -> None:
         """Load a directory written by :meth:`save`; raises ``CheckpointError`` if unusable."""
-        from tvm_tgraph.task_store import TaskStore
-
         directory = Path(path)
         state_file = directory / "state.json"
         if not state_file.is_file():
@@ -301,7 +291,6 @@ class TGraphCostModel(PyCostModel):
             state = json.loads(state_file.read_text())
         except json.JSONDecodeError as err:
             raise CheckpointError(f"{state_file} is not valid JSON: {err}") from None
-        from tvm_tgraph.convert.tir import FEATURE_SCHEMA_VERSION
 
         def network(name: str):
             file = directory / name

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tvm_tgraph.nn import predict_scores
+
 
 @dataclass
 class LayoutSearchResult:
@@ -34,8 +36,6 @@ def layout_search(space, model, measure, pool_size: int = 1024, top_k: int = 8, 
         Configurations scored (the whole space if it is smaller).
     """
     from tqdm import tqdm
-
-    from tvm_tgraph.nn import predict_scores
 
     pool = space.random_configs(pool_size, np.random.default_rng(seed))
     scores = predict_scores(model, space.configured_graph(pool), chunk_size)

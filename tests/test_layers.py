@@ -52,9 +52,14 @@ def _layer(module: str) -> int | None:
 
 def _imports(path, module: str) -> list[str]:
     """Absolute names of everything ``path`` imports, at any depth (function bodies too)."""
+    return _imports_of_tree(ast.parse(path.read_text()), path, module)
+
+
+def _imports_of_tree(tree: ast.AST, path, module: str) -> list[str]:
+    """Absolute names of everything imported anywhere in ``tree`` (a part of ``path``)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -79,3 +84,22 @@ def test_no_module_imports_a_layer_above_its_own():
                 if theirs is not None and theirs > mine:
                     upward.append(f"{module} ({LAYERS[mine][0]}) imports {name} ({LAYERS[theirs][0]})")
     assert not upward, "\n".join(upward)
+
+
+def test_project_imports_sit_at_the_top_of_each_module_but_the_command_lines():
+    """An import of this project inside a function would hide a cycle. Only the command line
+    defers them, so that ``tgraph --help`` or a bad argument answers without loading TVM or torch."""
+    root = Path(__file__).resolve().parent.parent
+    deferred = []
+    for top in ("tvm_tgraph", "cost_models", "search"):
+        for path in sorted((root / top).rglob("*.py")):
+            module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            if _layer(module) == len(LAYERS) - 1:
+                continue
+            for function in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for name in _imports_of_tree(function, path, module):
+                    if _layer(name) is not None:
+                        deferred.append(f"{module}.{function.name} imports {name}")
+    assert not deferred, "\n".join(deferred)

@@ -14,8 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .checkpoint import atomic_write_bytes
+from .convert.tir import FEATURE_SCHEMA, TirConverter
 from .database import RECORD_FILE, WORKLOAD_FILE, median_latency, read_database, record_cpu
 from .errors import RecordError
+from .graph import ConfiguredGraph
+from .task_store import TaskStore
+from .tvm_env import make_target, register_light_tensor_intrin
 
 
 @dataclass
@@ -129,8 +134,6 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
     import tvm_ffi
     from tvm.s_tir import meta_schedule as ms
 
-    from .tvm_env import make_target, register_light_tensor_intrin
-
     register_light_tensor_intrin()
     db_dir = resolve_db(db_dir)
     workload_lines, record_lines = read_database(db_dir)
@@ -194,9 +197,6 @@ def configured_graphs(tasks: list[MeasuredTask], converter=None) -> dict:
     dict
         Task name -> :class:`~tvm_tgraph.graph.ConfiguredGraph` with runtimes.
     """
-    from .convert.tir import TirConverter
-    from .task_store import TaskStore
-
     converter = converter or TirConverter()
     store = TaskStore()
     for task in tasks:
@@ -222,8 +222,6 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
     """
     import hashlib
 
-    from .convert.tir import FEATURE_SCHEMA
-
     db_dir = resolve_db(db_dir)
     digest = hashlib.sha256(FEATURE_SCHEMA.version.encode())
     for name in (WORKLOAD_FILE, RECORD_FILE, "tasks.json"):
@@ -248,8 +246,6 @@ _GRAPH_ARRAYS = ("node_kind", "node_feat", "edge_index", "config_node_ids", "con
 def _write_graphs(path: Path, graphs: dict, family_of: dict[str, str]) -> None:
     import io
 
-    from .checkpoint import atomic_write_bytes
-
     arrays = {f"t{i}_{field}": getattr(graph, field) for i, graph in enumerate(graphs.values())
               for field in _GRAPH_ARRAYS}
     arrays["index"] = np.frombuffer(json.dumps([[n, family_of[n]] for n in graphs]).encode(), dtype=np.uint8)
@@ -259,8 +255,6 @@ def _write_graphs(path: Path, graphs: dict, family_of: dict[str, str]) -> None:
 
 
 def _read_graphs(path: Path) -> tuple[dict, dict[str, str]]:
-    from .graph import ConfiguredGraph
-
     with np.load(path, allow_pickle=False) as arrays:
         index = json.loads(arrays["index"].tobytes())
         graphs = {name: ConfiguredGraph(**{f: arrays[f"t{i}_{f}"] for f in _GRAPH_ARRAYS}, name=name)

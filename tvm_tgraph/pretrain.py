@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
+from .checkpoint import save_checkpoint
 from .graph import ConfiguredGraph, FeatureSchema
 from .metrics import kendall_tau, mean_metrics, ranking_metrics
 from .nn import GraphTensors, TGraphConfig, TGraphNet, predict_scores
@@ -146,8 +147,6 @@ def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], 
     dict
         The model card written (its ``history`` and ``validation`` hold the results).
     """
-    from .checkpoint import save_checkpoint
-
     train, val = split_by_task(task_names, config.val_fraction, config.seed)
     model_config = TGraphConfig.from_schema(schema, **config.network)
     model, history = pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config, config)

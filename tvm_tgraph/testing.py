@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from .measure import FastBuilder, make_runner
+
 
 def random_candidates(mod, target, count: int, seed: int = 0, task_name: str | None = None):
     """``(context, candidates)``: ``count`` random candidates of ``mod``'s design space
@@ -38,8 +40,6 @@ def measure_candidates(context, candidates, **evaluator) -> list:
     tuning runner with ``evaluator`` overrides); returns MetaSchedule ``RunnerResult`` s."""
     from tvm.s_tir.meta_schedule.builder import BuilderInput
     from tvm.s_tir.meta_schedule.runner import RunnerInput
-
-    from .measure import FastBuilder, make_runner
 
     builder = FastBuilder()
     try:

@@ -11,6 +11,8 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
+from .model_zoo import MODELS, to_relax
+
 
 def _prim_func(*tensors):
     from tvm import te
@@ -129,8 +131,6 @@ WORKLOADS: dict[str, Callable] = {
 
 def _relax_model(family: str, **sizes):
     def build():
-        from .model_zoo import MODELS, to_relax
-
         return to_relax(*MODELS[family](**sizes))
 
     build.__doc__ = f"Relax IRModule of the {family} model at {sizes}."

@@ -26,10 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import workloads
 from ..checkpoint import atomic_write_bytes
-from ..database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database
+from ..database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database, record_cpu, record_latencies
 from ..errors import RecordError
+from ..measure import FastBuilder, make_runner
+from ..model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
 from ..testing import random_candidates
+from ..tvm_env import host_cpu
+from .tuning import tune
 
 #: The collector's evaluator: one run per repeat, ten repeats, cache flushed, latency is
 #: the median of the repeats. Measured at 8-11 runs/s with a Spearman of 0.97-0.98 between
@@ -84,8 +89,6 @@ OPERATOR_SHAPES = {
 
 def operator_tasks() -> list[CollectTask]:
     """Operator families at the shapes of :data:`OPERATOR_SHAPES`."""
-    from .. import workloads
-
     tasks = []
     for family, shapes in OPERATOR_SHAPES.items():
         for kwargs in shapes:
@@ -99,8 +102,6 @@ def model_tasks(target) -> list[CollectTask]:
     """The fused TIR tasks of the models of :mod:`tvm_tgraph.model_zoo`, at each of their
     :data:`~tvm_tgraph.model_zoo.SUITE_SIZES` (tasks of the default size are named
     ``family/task``, others ``family[size]/task``)."""
-    from ..model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
-
     tasks = []
     for family, sizes in SUITE_SIZES.items():
         for size in sizes:
@@ -142,8 +143,6 @@ def default_suite(target) -> list[CollectTask]:
 def host_cpu_names() -> dict[str, str]:
     """The host CPU as LLVM names it (``mcpu``) and as the kernel reports it."""
     import platform
-
-    from ..tvm_env import host_cpu
 
     name = platform.processor() or platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
@@ -203,9 +202,6 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
     import tvm_ffi
     from tqdm import tqdm
     from tvm.s_tir import meta_schedule as ms
-
-    from ..measure import FastBuilder, make_runner
-    from .tuning import tune
 
     out_dir = Path(out_dir)
     open_database(out_dir, create=True)
@@ -287,8 +283,6 @@ def write_json_atomic(path: Path, value) -> None:
 def data_card(db_dir: str | Path) -> str:
     """A markdown data card of a collected database: settings, then one row per task."""
     from collections import Counter
-
-    from ..database import record_cpu, record_latencies
 
     db_dir = Path(db_dir)
     for name in ("tasks.json", "collect_meta.json"):

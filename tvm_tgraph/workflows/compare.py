@@ -16,6 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from ..checkpoint import atomic_write_bytes
+from ..measure import FastBuilder, make_runner
+from ..tvm_env import make_target
+from ..workloads import load_module
+from .tuning import tune
 
 #: method name -> (cost model, search strategy), as :func:`tvm_tgraph.tuning.tune` names them.
 METHODS = {
@@ -48,9 +52,6 @@ class RunResult:
 def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, target,
             trials_per_iter: int, builder, runner) -> RunResult:
     """Tune ``workload`` with ``method`` (or read the finished run back)."""
-    from .tuning import tune
-    from ..workloads import load_module
-
     run_dir = out_dir / "runs" / workload.replace("/", "_").replace(":", "_") / method / f"seed{seed}"
     result_file = run_dir / "result.json"
     if result_file.is_file():
@@ -75,9 +76,6 @@ def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: 
             target=None, trials_per_iter: int = 32) -> list[RunResult]:
     """Run (or resume) every (workload, method, seed) and return all runs."""
     from tqdm import tqdm
-
-    from ..measure import FastBuilder, make_runner
-    from ..tvm_env import make_target
 
     unknown = set(methods) - set(METHODS)
     if unknown:

@@ -15,8 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
+from search.layout import layout_search
+
+from ..checkpoint import load_checkpoint, save_checkpoint
 from ..convert.relax_layout import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, LayoutSpace
 from ..errors import RecordError
+from ..model_zoo import MODELS, to_relax
+from ..nn import TGraphConfig
+from ..pretrain import evaluate_graphs, pretrain, split_configurations
+from ..workloads import load_module
+from .end_to_end import compile_default, compile_tuned, random_inputs, run_and_time
 
 MEASUREMENTS = "measurements.jsonl"
 SPACE = "space.json"
@@ -30,9 +38,6 @@ LAYOUT_MODELS = {
 
 def load_model(name: str):
     """The Relax IRModule of a :data:`LAYOUT_MODELS` entry (or a built-in/``file.py:NAME`` module)."""
-    from ..model_zoo import MODELS, to_relax
-    from ..workloads import load_module
-
     if name in LAYOUT_MODELS:
         family, sizes = LAYOUT_MODELS[name]
         return to_relax(*MODELS[family](**sizes))
@@ -71,8 +76,6 @@ def read_measurements(folder: str | Path, num_sites: int) -> Measured:
 def measure_config(space: LayoutSpace, config, target, inputs, db_dir: str | Path | None = None) -> tuple[float, list[float]]:
     """Build the model with ``config``'s layouts (TVM's default schedules, or a tuning
     database's where given) and time it with the Relax VM: (median, repeats) in seconds."""
-    from .end_to_end import compile_default, compile_tuned, run_and_time
-
     mod = space.apply(config)
     executable = compile_tuned(mod, target, db_dir) if db_dir else compile_default(mod, target)
     _, median, repeats = run_and_time(executable, inputs)
@@ -83,8 +86,6 @@ def collect_layouts(folder: str | Path, model: str, count: int, target, seed: in
                     db_dir: str | Path | None = None) -> Measured:
     """Measure ``count`` distinct random configurations of ``model`` into ``folder`` (resuming)."""
     from tqdm import tqdm
-
-    from .end_to_end import random_inputs
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,10 +131,6 @@ def train_layout_model(folder: str | Path, out: str | Path, config, test_fractio
     """Train on the measured configurations outside a held-out ``test_fraction`` (a tenth of
     the rest, at least two, decides early stopping); the card records the held-out
     configurations."""
-    from ..checkpoint import save_checkpoint
-    from ..nn import TGraphConfig
-    from ..pretrain import evaluate_graphs, pretrain, split_configurations
-
     space, measured, info = load_layout_data(folder)
     if len(measured.latency) < 10:
         raise ValueError(f"{folder} has {len(measured.latency)} measured configurations; train needs at least 10")
@@ -153,9 +150,6 @@ def train_layout_model(folder: str | Path, out: str | Path, config, test_fractio
 
 def evaluate_layout_model(folder: str | Path, checkpoint: str | Path, everything: bool = False) -> dict:
     """Ranking metrics on the checkpoint's held-out configurations (or on all measured)."""
-    from ..checkpoint import load_checkpoint
-    from ..pretrain import evaluate_graphs
-
     space, measured, info = load_layout_data(folder)
     model, card = load_checkpoint(checkpoint, FEATURE_SCHEMA_VERSION)
     keys = ["".join(map(str, c)) for c in measured.configs]
@@ -173,11 +167,6 @@ def search_layouts(model: str, checkpoint: str | Path, target, pool_size: int = 
                    seed: int = 0, db_dir: str | Path | None = None):
     """Score ``pool_size`` layout configurations of ``model`` with a checkpoint of ``tgraph
     layout train`` and measure the ``top_k`` end to end (:func:`search.layout_search`)."""
-    from search.layout import layout_search
-
-    from ..checkpoint import load_checkpoint
-    from .end_to_end import random_inputs
-
     mod = load_model(model)
     network, _ = load_checkpoint(checkpoint, FEATURE_SCHEMA_VERSION)
     space, inputs = LayoutSpace(mod), random_inputs(mod)

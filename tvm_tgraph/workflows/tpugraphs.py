@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from ..checkpoint import load_checkpoint
 from ..convert.tpugraphs import TpuGraphsFormatError, feature_schema, load_tpugraphs
 from ..graph import ConfiguredGraph
 from ..metrics import kendall_tau, mean_metrics, top_k_score
-from ..nn import TGraphConfig
+from ..nn import TGraphConfig, predict_scores
 from ..pretrain import PretrainConfig, pretrain, split_configurations, train_checkpoint
 
 #: K of the tile collections' top-K slowdown.
@@ -62,8 +63,6 @@ def graph_metrics(scores: np.ndarray, graph: ConfiguredGraph) -> dict[str, float
 def evaluate_collection(model, graphs: dict[str, ConfiguredGraph], chunk_size: int = 128) -> dict:
     """``{"per_graph": {name: metrics}, "mean": metrics}``; configurations are scored
     ``chunk_size`` at a time, so memory does not grow with their number."""
-    from ..nn import predict_scores
-
     per_graph = {name: graph_metrics(predict_scores(model, g, chunk_size), g)
                  for name, g in tqdm(graphs.items(), desc="evaluate", unit="graph")}
     return {"per_graph": per_graph, "mean": mean_metrics(per_graph)}
@@ -73,8 +72,6 @@ def evaluate_collection_checkpoint(directory: str | Path, split: str, checkpoint
                                    chunk_size: int = 128) -> dict:
     """Rank every graph of ``directory/split`` with a checkpoint of ``tgraph tpugraphs train``
     (refused if it was trained on graphs of other widths); see :func:`evaluate_collection`."""
-    from ..checkpoint import load_checkpoint
-
     graphs = load_collection(directory, split)
     model, _ = load_checkpoint(checkpoint, feature_schema(next(iter(graphs.values()))).version)
     return evaluate_collection(model, graphs, chunk_size)
@@ -105,8 +102,6 @@ def configuration_split_eval(path: str | Path, config: PretrainConfig, train_fra
     """Train TGraph on ``train_fraction`` of one file's configurations (``val_fraction`` of
     those kept aside for early stopping), rank the rest; the linear baseline fits the same
     training configurations. Returns both models' metrics on the held-out configurations."""
-    from ..nn import predict_scores
-
     graph = load_tpugraphs(path)
     train, test = (graph.select(i) for i in split_configurations(graph.num_configs, 1.0 - train_fraction, config.seed))
     fit, val = (train.select(i) for i in split_configurations(train.num_configs, val_fraction, config.seed + 1))

@@ -17,7 +17,7 @@ import cost_models
 from cost_models.timed import TimedCostModel
 from search import PruningSearch
 
-from ..database import latencies_in_trial_order, open_database
+from ..database import latencies_in_trial_order, open_database, result_latency
 from ..measure import FastBuilder, make_runner
 from ..metrics import best_so_far
 from ..tvm_env import make_target, register_light_tensor_intrin
@@ -62,8 +62,6 @@ def progress_callback(bar):
     """A MetaSchedule measure callback that advances the tqdm ``bar`` per measured candidate."""
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
-
-    from ..database import result_latency
 
     @derived_object
     class ProgressCallback(PyMeasureCallback):
