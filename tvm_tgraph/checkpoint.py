@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from . import __version__
 from .errors import CheckpointError
+from .files import atomic_write_bytes
 from .nn import TGraphConfig, TGraphNet
 
 FORMAT = "tvm-tgraph-checkpoint-2"
@@ -29,23 +29,6 @@ CARD_KEY = "tvm_tgraph_card"
 def card_path(weights_path: str | os.PathLike) -> Path:
     """The readable copy of a checkpoint's card (same name, ``.json``)."""
     return Path(weights_path).with_suffix(".json")
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, whole."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.chmod(tmp, 0o644)   # mkstemp makes files private; checkpoints are shared
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_checkpoint(path: str | os.PathLike, model: TGraphNet, feature_schema: str, **card_fields) -> dict:

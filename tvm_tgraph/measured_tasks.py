@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import atomic_write_bytes
 from .convert.tir import FEATURE_SCHEMA, TirConverter
 from .database import RECORD_FILE, WORKLOAD_FILE, median_latency, read_database, record_cpu
 from .errors import RecordError
+from .files import atomic_write_bytes
 from .graph import ConfiguredGraph
 from .task_store import TaskStore
 from .tvm_env import make_target, register_light_tensor_intrin

@@ -29,7 +29,7 @@ def add_collect(sub) -> None:
 
 
 def _cmd_collect(args) -> int:
-    from ..checkpoint import atomic_write_bytes
+    from ..files import atomic_write_bytes
     from ..workflows.collect import CollectPlan, collect, data_card, default_suite, pack_database
     from ..tvm_env import make_target
 

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import workloads
-from ..checkpoint import atomic_write_bytes
 from ..database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database, record_cpu, record_latencies
 from ..errors import RecordError
+from ..files import atomic_write_bytes
 from ..measure import FastBuilder, make_runner
 from ..model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
 from ..testing import random_candidates

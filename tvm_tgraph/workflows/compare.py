@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checkpoint import atomic_write_bytes
+from ..files import atomic_write_bytes
 from ..measure import FastBuilder, make_runner
 from ..tvm_env import make_target
 from ..workloads import load_module
