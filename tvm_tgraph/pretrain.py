@@ -37,7 +37,7 @@ class PretrainConfig:
     seed : int
     network : dict
         Network hyper-parameters that differ from :class:`~tvm_tgraph.nn.TGraphConfig`'s
-        defaults (e.g. ``{"cross_attention": False}``).
+        defaults (e.g. ``{"cross_attention": "none"}``).
     train : TrainConfig
         Optimiser, loss and sampling settings.
     """

@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import random_graph
 
-from tvm_tgraph.nn import GraphTensors, TGraphConfig, TGraphNet, predict_scores
+from tvm_tgraph.nn import ConfigSoftmaxAttention, GraphTensors, TGraphConfig, TGraphNet, predict_scores
 
 
 def make_model(**overrides) -> TGraphNet:
@@ -25,8 +25,9 @@ def test_one_score_per_configuration(graph_conv):
     assert torch.isfinite(scores).all()
 
 
-def test_permuting_configurations_permutes_scores():
-    model = make_model()
+@pytest.mark.parametrize("cross_attention", ["multihead", "softmax", "none"])
+def test_permuting_configurations_permutes_scores(cross_attention):
+    model = make_model(cross_attention=cross_attention)
     tensors = GraphTensors.from_graph(random_graph(num_configs=8))
     perm = torch.randperm(8, generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
@@ -39,7 +40,7 @@ def test_cross_attention_lets_other_configurations_change_a_score():
     mixed = base.select(np.arange(6))
     mixed.config_feat[1:] = other.config_feat[1:]   # config 0 stays, its companions change
     mixed.global_feat[1:] = other.global_feat[1:]
-    for cross_attention, should_change in ((True, True), (False, False)):
+    for cross_attention, should_change in (("multihead", True), ("softmax", True), ("none", False)):
         model = make_model(cross_attention=cross_attention)
         with torch.no_grad():
             first = model(GraphTensors.from_graph(base))[0]
@@ -48,7 +49,7 @@ def test_cross_attention_lets_other_configurations_change_a_score():
 
 
 def test_chunked_prediction_matches_one_pass_without_cross_attention():
-    model = make_model(cross_attention=False)
+    model = make_model(cross_attention="none")
     graph = random_graph(num_configs=10)
     whole = predict_scores(model, graph, chunk_size=100)
     chunked = predict_scores(model, graph, chunk_size=3)
@@ -66,6 +67,28 @@ def test_normalisation_is_fitted_from_data():
 def test_repr_names_the_layers():
     text = repr(make_model())
     assert "ConfigCrossAttention(16, heads=2)" in text and "SAGEConv" in text and "ChannelAttention(16)" in text
+    assert "ConfigSoftmaxAttention(8, temperature=0.5)" in repr(make_model(cross_attention="softmax"))
+
+
+def test_softmax_attention_keeps_its_scale_whatever_the_number_of_configurations():
+    """Equal configurations come out unchanged (each weight is 1/C, times C), and a channel
+    that stands out among the configurations is amplified."""
+    attention = ConfigSoftmaxAttention(4)
+    for count in (2, 64, 512):
+        same = torch.full((count, 3, 4), 0.7)
+        assert torch.allclose(attention(same), same)
+    x = torch.zeros(8, 1, 4)
+    x[3] = 1.0
+    out = attention(x)
+    assert (out[3] > 1.0).all() and torch.equal(out[:3], x[:3])
+
+
+def test_cards_written_before_the_choice_of_cross_attention_still_load():
+    legacy = dict(num_node_kinds=5, node_features=7, config_features=5, global_features=3)
+    assert TGraphConfig(**legacy, cross_attention=True).cross_attention == "multihead"
+    assert TGraphConfig(**legacy, cross_attention=False).cross_attention == "none"
+    with pytest.raises(ValueError, match="cross_attention must be one of"):
+        TGraphNet(TGraphConfig(**legacy, cross_attention="sideways"))
 
 
 def test_reset_parameters_reinitialises_every_layer_and_the_normalisation():
@@ -80,8 +103,4 @@ def test_reset_parameters_reinitialises_every_layer_and_the_normalisation():
                            after["blocks.0.cross_attention.attention.in_proj_weight"])
     assert torch.equal(after["node_mean"], torch.zeros(7))
     # the reset network still computes (its normalisation is the identity again)
-    from conftest import random_graph
-
-    from tvm_tgraph.nn import predict_scores
-
     assert predict_scores(net, random_graph()).shape == (6,)

@@ -70,7 +70,9 @@ def add_train(sub) -> None:
     p.add_argument("--eval-every", type=int, default=100)
     p.add_argument("--patience", type=int, default=8)
     p.add_argument("--loss", choices=["hinge", "listmle"], default="hinge")
-    p.add_argument("--no-cross-attention", action="store_true", help="ablation: no configuration cross-attention")
+    p.add_argument("--cross-attention", choices=["multihead", "softmax", "none"], default="multihead",
+                   help="how configurations attend to each other: multi-head (default), the reference code's "
+                        "parameter-free softmax, or none (ablation)")
     p.add_argument("--graph-conv", choices=["sage", "linear"], default="sage")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--target", help=TARGET_HELP)
@@ -86,7 +88,7 @@ def _cmd_train(args) -> int:
 
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
-        network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": not args.no_cross_attention},
+        network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention},
         train=TrainConfig(loss=args.loss),
     )
     card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),

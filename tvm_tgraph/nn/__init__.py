@@ -1,13 +1,15 @@
 """The TGraph network (PyTorch + PyTorch Geometric); imports no TVM."""
 
-from .block import TGraphBlock
+from .block import CROSS_ATTENTION_KINDS, TGraphBlock
 from .channel_attention import ChannelAttention
-from .cross_attention import ConfigCrossAttention
+from .cross_attention import ConfigCrossAttention, ConfigSoftmaxAttention
 from .model import GraphTensors, TGraphConfig, TGraphNet, predict_scores
 
 __all__ = [
     "ChannelAttention",
+    "CROSS_ATTENTION_KINDS",
     "ConfigCrossAttention",
+    "ConfigSoftmaxAttention",
     "GraphTensors",
     "TGraphBlock",
     "TGraphConfig",

@@ -33,8 +33,10 @@ class TGraphConfig:
         Dropout in blocks and head (default 0.1).
     graph_conv : {"sage", "linear"}
         Node update inside blocks (default ``"sage"``).
-    cross_attention : bool
-        Attend across configurations (default ``True``).
+    cross_attention : {"multihead", "softmax", "none"}
+        How configurations attend to each other in every block (default ``"multihead"``;
+        see :class:`~.block.TGraphBlock`). Cards written before the choice existed say
+        ``True`` (= ``"multihead"``) or ``False`` (= ``"none"``), and still load.
     """
 
     num_node_kinds: int
@@ -47,7 +49,11 @@ class TGraphConfig:
     kind_embedding: int = 16
     dropout: float = 0.1
     graph_conv: str = "sage"
-    cross_attention: bool = True
+    cross_attention: str = "multihead"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.cross_attention, bool):
+            object.__setattr__(self, "cross_attention", "multihead" if self.cross_attention else "none")
 
     def to_dict(self) -> dict:
         return asdict(self)
