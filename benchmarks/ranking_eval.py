@@ -1,26 +1,31 @@
-"""Leave-one-family-out ranking evaluation of TGraph against XGBoost and MLP, plus ablations.
+"""Leave-one-family-out ranking evaluation of TGraph against XGBoost and MLP, with ablations.
 
 For each held-out family (a whole model or operator family, never seen in training) and
 each seed: train TGraph on every other family (``tgraph train``'s code), then run ``tgraph
 eval``'s code on the held-out family's tasks: zero-shot and online (k = 32, 64, the task's
 first k measured candidates given), with TVM's XGBoost and MLP cost models trained on the
-same training data in the same run. Reports, per fold and overall, the mean over seeds of
-the fold's mean metrics and their spread (min-max over seeds), and a per-task table of the
-zero-shot Kendall tau. The ablations retrain on the first fold without configuration
-cross-attention, and with ListMLE instead of the pairwise hinge.
+same training data in the same run. Every ablation variant is trained on the same fold
+and seed and scored zero-shot on the same tasks, so each ablation row is paired with the
+recipe's. Reports, per fold and overall, the mean over seeds of the fold's mean metrics and
+their spread (min-max over seeds), and a per-task table of the zero-shot Kendall tau.
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
-        [--folds all | transformer,mobilenet_v2,resnet] [--seeds 0,1,2] [--steps 3000] [--no-ablations]
+        [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
+        [--recipe multihead] [--ablations softmax,none,listmle]
 
-Writes ``benchmarks/results/ranking_eval.{json,md}`` and ``ranking_eval_<fold>.png`` (seed of
-the first run), with the command and the CPU (timings of two CPUs are never pooled: a task
-measured on two is two tasks).
+Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
+``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
+pairwise hinge). Writes ``benchmarks/results/ranking_eval.{json,md}`` and
+``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of two
+CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
+file names.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
 import sys
 import tempfile
 import time
@@ -30,20 +35,47 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
+from tvm_tgraph.convert.tir import FEATURE_SCHEMA  # noqa: E402
+from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
+from tvm_tgraph.measured_tasks import load_configured_graphs, load_measured_tasks  # noqa: E402
+from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
+from tvm_tgraph.training import TrainConfig  # noqa: E402
+from tvm_tgraph.tvm_env import host_cpu, make_target  # noqa: E402
+from tvm_tgraph.workflows.evaluate import METRICS, evaluate, format_table, plot_scatter  # noqa: E402
+
 RESULTS = Path(__file__).parent / "results"
 
+#: Training recipes by name: network overrides, and the loss.
+VARIANTS = {
+    "multihead": ({"cross_attention": "multihead"}, "hinge"),
+    "softmax": ({"cross_attention": "softmax"}, "hinge"),
+    "none": ({"cross_attention": "none"}, "hinge"),
+    "listmle": ({"cross_attention": "multihead"}, "listmle"),
+}
 
-def train_fold(graphs, tasks, fold, args, **overrides):
-    """Train on every family but ``fold``; return (checkpoint path, training history)."""
-    from tvm_tgraph.convert.tir import FEATURE_SCHEMA
-    from tvm_tgraph.pretrain import PretrainConfig, train_checkpoint
-    from tvm_tgraph.training import TrainConfig
 
-    names = [t.name for t in tasks if t.family != fold and t.name in graphs]
-    loss = overrides.pop("loss", "hinge")
-    config = PretrainConfig(steps=args.steps, seed=args.seed, train=TrainConfig(loss=loss), network=overrides)
-    path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{fold}.safetensors"
-    card = train_checkpoint(graphs, names, config, FEATURE_SCHEMA, path, data={"held_out_families": fold})
+def family_folds(families: list[str], groups: int | None) -> dict[str, set[str]]:
+    """Folds of whole families: one per family (``groups`` None), or the families dealt into
+    ``groups`` groups after a shuffle seeded by nothing but the family names' count, so that
+    no fold correlates with what is measured."""
+    if not groups:
+        return {family: {family} for family in families}
+    order = sorted(families)
+    np.random.default_rng(len(order)).shuffle(order)
+    dealt = [sorted(order[i::groups]) for i in range(groups)]
+    return {"+".join(group): set(group) for group in dealt if group}
+
+
+def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, steps: int,
+               seed: int) -> tuple[Path, dict]:
+    """Train ``variant`` on every family outside ``held_out``; return (checkpoint path, training history)."""
+    network, loss = VARIANTS[variant]
+    names = [name for name in graphs if families[name] not in held_out]
+    config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(loss=loss), network=network)
+    path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
+    card = train_checkpoint(graphs, names, config, FEATURE_SCHEMA, path,
+                            data={"held_out_families": sorted(held_out), "variant": variant})
     return path, card["history"]
 
 
@@ -59,94 +91,111 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", default="data/tir_llvm_cpu.tar.xz")
     parser.add_argument("--folds", default="all", help="comma-separated families, or all (default)")
+    parser.add_argument("--family-groups", type=int, help="hold out groups of whole families instead of one "
+                        "family per fold: the families dealt into this many groups")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--steps", type=int, default=3000)
-    parser.add_argument("--no-ablations", action="store_true")
+    parser.add_argument("--recipe", default="multihead", choices=list(VARIANTS),
+                        help="the variant compared against XGBoost and MLP, zero-shot and online")
+    parser.add_argument("--ablations", default="softmax,none",
+                        help="comma-separated variants scored zero-shot beside the recipe on every fold and seed "
+                             "(empty for none)")
+    parser.add_argument("--out", default="ranking_eval", help="result file names under benchmarks/results/")
     args = parser.parse_args()
-
-    import platform
-
-    from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
-    from tvm_tgraph.tvm_env import host_cpu, make_target
-    from tvm_tgraph.workflows.evaluate import METRICS, evaluate, format_table, plot_scatter
+    ablations = [v for v in args.ablations.split(",") if v]
+    unknown = set(ablations) - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {list(VARIANTS)}")
 
     start = time.time()
-    tasks = load_measured_tasks(args.db, make_target())
-    graphs = configured_graphs(tasks)
-    folds = sorted({t.family for t in tasks}) if args.folds == "all" else args.folds.split(",")
+    target = make_target()
+    tasks = load_measured_tasks(args.db, target)
+    graphs, families = load_configured_graphs(args.db, target)
+    folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
+                         args.family_groups)
     seeds = [int(s) for s in args.seeds.split(",")]
     report = {"command": "python benchmarks/ranking_eval.py " + " ".join(sys.argv[1:]), "db": args.db,
               "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
-              "measured_cpus": sorted({t.cpu for t in tasks}), "folds": {}, "ablations": {}}
+              "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": ablations,
+              "folds": {}}
     lines = ["# Ranking on held-out families", "", f"Command: `{report['command']}`", "",
              f"Evaluated on {report['cpu']['llvm']}; candidates measured on {', '.join(report['measured_cpus'])}; "
-             f"seeds {args.seeds}; mean over seeds (min-max).", ""]
+             f"{len(graphs)} tasks in {len(set(families.values()))} families; seeds {args.seeds}; "
+             f"TGraph = the `{args.recipe}` recipe, {args.steps} steps at most; mean over seeds (min-max).", ""]
     settings = ("zero_shot", "online_k32", "online_k64")
     overall: dict = {}
-    for i, fold in enumerate(folds):
-        held_out = [t for t in tasks if t.family == fold]
-        training = [t for t in tasks if t.family != fold]
+    for fold, fold_families in folds.items():
+        held_out = [t for t in tasks if families.get(t.name) in fold_families]
+        training = [t for t in tasks if t.name in families and families[t.name] not in fold_families]
         runs = []
         for seed in seeds:
-            args.seed = seed
-            checkpoint, history = train_fold(graphs, tasks, fold, args)
+            checkpoint, history = train_fold(graphs, families, fold_families, args.recipe, args.steps, seed)
             result = evaluate(held_out, training, str(checkpoint), ("xgb", "mlp"), (32, 64), seed=seed,
                               progress=False)
             result["history"] = history
+            eval_graphs = {t.name: graphs[t.name] for t in held_out}
+            result["ablations"] = {}
+            for variant in ablations:
+                path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
+                scored = evaluate_graphs(load_checkpoint(path)[0], eval_graphs, chunk_size=512)
+                result["ablations"][variant] = {**scored, "history": variant_history}
             runs.append(result)
+            print(f"[{(time.time() - start) / 60:.0f} min] {fold} seed {seed}: tau "
+                  + ", ".join(f"{m} {r['mean']['kendall_tau']:.3f}" for m, r in result["results"]["zero_shot"].items())
+                  + "".join(f", {v} {r['mean']['kendall_tau']:.3f}" for v, r in result["ablations"].items()),
+                  flush=True)
             if seed == seeds[0]:
-                plot_scatter(result, RESULTS / f"ranking_eval_{fold.replace(':', '_')}.png")
-                if i == 0 and not args.no_ablations:
-                    report["ablations"] = _ablations(graphs, tasks, held_out, fold, args, checkpoint)
+                plot_scatter(result, RESULTS / f"{args.out}_{len(report['folds'])}.png")
         report["folds"][fold] = runs
-        lines += [f"## held out: {fold} ({len(held_out)} tasks; trained on {len(training)} tasks)", "",
-                  "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
-        for setting in settings:
-            for model in runs[0]["results"][setting]:
-                cells = [_spread([r["results"][setting][model]["mean"].get(m, float("nan")) for r in runs])
-                         for m in METRICS]
-                lines.append(f"| {setting} | {model} | " + " | ".join(cells) + " |")
-                for seed, r in zip(seeds, runs):
+        lines += _fold_lines(fold, runs, settings, ablations, len(training))
+        for seed, run in zip(seeds, runs):
+            for setting in settings:
+                for model, result in run["results"][setting].items():
                     overall.setdefault((setting, model), {}).setdefault(seed, []).append(
-                        r["results"][setting][model]["mean"].get("kendall_tau", float("nan")))
-        per_task = runs[0]["results"]["zero_shot"]
-        lines += ["", "Zero-shot Kendall tau per task (first seed):", "",
-                  "| task | " + " | ".join(per_task) + " |", "| --- |" + " --- |" * len(per_task)]
-        for task in per_task["tgraph"]["per_task"]:
-            lines.append(f"| {task} | " + " | ".join(f"{per_task[m]['per_task'][task]['kendall_tau']:.3f}"
-                                                      for m in per_task) + " |")
-        lines += ["", "```", format_table(runs[0]), "```", ""]
-    lines += ["## Mean over folds (Kendall tau; per seed the mean over folds, then mean and min-max over seeds)", "",
-              "| setting | model | Kendall tau |", "| --- | --- | --- |"]
+                        result["mean"].get("kendall_tau", float("nan")))
+            for variant, result in run["ablations"].items():
+                overall.setdefault(("zero_shot", f"tgraph-{variant}"), {}).setdefault(seed, []).append(
+                    result["mean"]["kendall_tau"])
+        _write(report, lines + _overall_lines(overall, start), args.out, start)
+    print("\n".join(lines + _overall_lines(overall, start)))
+
+
+def _fold_lines(fold: str, runs: list[dict], settings, ablations: list[str], num_training: int) -> list[str]:
+    """The markdown section of one fold: metrics per setting and model, ablations, per-task tau."""
+    lines = [f"## held out: {fold} ({len(runs[0]['settings']['eval_tasks'])} tasks; trained on {num_training} tasks)",
+             "", "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
+    for setting in settings:
+        for model in runs[0]["results"][setting]:
+            cells = [_spread([r["results"][setting][model]["mean"].get(m, float("nan")) for r in runs])
+                     for m in METRICS]
+            lines.append(f"| {setting} | {model} | " + " | ".join(cells) + " |")
+    for variant in ablations:
+        cells = [_spread([r["ablations"][variant]["mean"].get(m, float("nan")) for r in runs]) for m in METRICS]
+        lines.append(f"| zero_shot | tgraph-{variant} | " + " | ".join(cells) + " |")
+    per_task = runs[0]["results"]["zero_shot"]
+    columns = list(per_task) + [f"tgraph-{v}" for v in ablations]
+    lines += ["", "Zero-shot Kendall tau per task (first seed):", "",
+              "| task | " + " | ".join(columns) + " |", "| --- |" + " --- |" * len(columns)]
+    for task in per_task["tgraph"]["per_task"]:
+        cells = [per_task[m]["per_task"][task]["kendall_tau"] for m in per_task]
+        cells += [runs[0]["ablations"][v]["per_task"][task]["kendall_tau"] for v in ablations]
+        lines.append(f"| {task} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    return lines + ["", "```", format_table(runs[0]), "```", ""]
+
+
+def _overall_lines(overall: dict, start: float) -> list[str]:
+    lines = ["## Mean over folds (Kendall tau; per seed the mean over folds, then mean and min-max over seeds)", "",
+             "| setting | model | Kendall tau |", "| --- | --- | --- |"]
     for (setting, model), by_seed in overall.items():
         lines.append(f"| {setting} | {model} | {_spread([float(np.nanmean(v)) for v in by_seed.values()])} |")
-    if report["ablations"]:
-        lines += ["", f"## Ablations (zero-shot on {folds[0]}, seed {seeds[0]})", "",
-                  "| variant | Kendall tau | top-1 | top-5 | OPA |", "| --- | --- | --- | --- | --- |"]
-        lines += [f"| {label} | " + " | ".join(f"{m[k]:.3f}" for k in ("kendall_tau", "top1", "top5", "opa")) + " |"
-                  for label, m in report["ablations"].items()]
+    return lines + [f"\nTotal time: {(time.time() - start) / 60:.1f} min."]
+
+
+def _write(report: dict, lines: list[str], out: str, start: float) -> None:
+    """Write the results so far (a long run leaves its finished folds behind if stopped)."""
     report["seconds"] = time.time() - start
-    lines.append(f"\nTotal time: {report['seconds'] / 60:.1f} min.")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "ranking_eval.json").write_text(json.dumps(report, indent=1))
-    (RESULTS / "ranking_eval.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
-def _ablations(graphs, tasks, held_out, fold, args, checkpoint) -> dict:
-    """Zero-shot metrics on ``fold`` of the main recipe and of its ablations."""
-    from tvm_tgraph.checkpoint import load_checkpoint
-    from tvm_tgraph.pretrain import evaluate_graphs
-
-    variants = {"tgraph (hinge, cross-attention)": None,
-                "no cross-attention": {"cross_attention": False},
-                "ListMLE loss": {"loss": "listmle"}}
-    eval_graphs = {t.name: graphs[t.name] for t in held_out if t.name in graphs}
-    results = {}
-    for label, overrides in variants.items():
-        path = checkpoint if overrides is None else train_fold(graphs, tasks, fold, args, **overrides)[0]
-        results[label] = evaluate_graphs(load_checkpoint(path)[0], eval_graphs, chunk_size=512)["mean"]
-    return results
+    atomic_write_bytes(RESULTS / f"{out}.json", json.dumps(report, indent=1).encode())
+    atomic_write_bytes(RESULTS / f"{out}.md", ("\n".join(lines) + "\n").encode())
 
 
 if __name__ == "__main__":
