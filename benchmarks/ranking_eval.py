@@ -11,7 +11,7 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle]
+        [--recipe multihead] [--ablations softmax,none,listmle] [--online-ks 32,64]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
@@ -100,6 +100,9 @@ def main() -> None:
     parser.add_argument("--ablations", default="softmax,none",
                         help="comma-separated variants scored zero-shot beside the recipe on every fold and seed "
                              "(empty for none)")
+    parser.add_argument("--online-ks", default="32,64",
+                        help="comma-separated k of the online settings (empty: zero-shot only, much faster: the "
+                             "baselines retrain on every task and k)")
     parser.add_argument("--out", default="ranking_eval", help="result file names under benchmarks/results/")
     args = parser.parse_args()
     ablations = [v for v in args.ablations.split(",") if v]
@@ -120,9 +123,11 @@ def main() -> None:
               "folds": {}}
     lines = ["# Ranking on held-out families", "", f"Command: `{report['command']}`", "",
              f"Evaluated on {report['cpu']['llvm']}; candidates measured on {', '.join(report['measured_cpus'])}; "
-             f"{len(graphs)} tasks in {len(set(families.values()))} families; seeds {args.seeds}; "
+             f"{sum(g.num_configs for g in graphs.values())} distinct candidates of {len(graphs)} tasks in "
+             f"{len(set(families.values()))} families; seeds {args.seeds}; "
              f"TGraph = the `{args.recipe}` recipe, {args.steps} steps at most; mean over seeds (min-max).", ""]
-    settings = ("zero_shot", "online_k32", "online_k64")
+    online_ks = tuple(int(k) for k in args.online_ks.split(",") if k)
+    settings = ("zero_shot", *(f"online_k{k}" for k in online_ks))
     overall: dict = {}
     for fold, fold_families in folds.items():
         held_out = [t for t in tasks if families.get(t.name) in fold_families]
@@ -130,7 +135,7 @@ def main() -> None:
         runs = []
         for seed in seeds:
             checkpoint, history = train_fold(graphs, families, fold_families, args.recipe, args.steps, seed)
-            result = evaluate(held_out, training, str(checkpoint), ("xgb", "mlp"), (32, 64), seed=seed,
+            result = evaluate(held_out, training, str(checkpoint), ("xgb", "mlp"), online_ks, seed=seed,
                               progress=False)
             result["history"] = history
             eval_graphs = {t.name: graphs[t.name] for t in held_out}
