@@ -151,7 +151,8 @@ def main() -> None:
                   flush=True)
             if seed == seeds[0]:
                 plot_scatter(result, RESULTS / f"{args.out}_{len(report['folds'])}.png")
-        report["folds"][fold] = runs
+        # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
+        report["folds"][fold] = [{k: v for k, v in run.items() if k not in ("scores", "latency")} for run in runs]
         lines += _fold_lines(fold, runs, settings, ablations, len(training))
         for seed, run in zip(seeds, runs):
             for setting in settings:
