@@ -18,8 +18,7 @@ from .convert.tir import FEATURE_SCHEMA, TirConverter
 from .database import RECORD_FILE, WORKLOAD_FILE, median_latency, read_database, record_cpu
 from .errors import RecordError
 from .files import atomic_write_bytes
-from .graph import ConfiguredGraph
-from .task_store import TaskStore
+from .task_store import TaskStore, graph_arrays, graph_from_arrays
 from .tvm_env import make_target, register_light_tensor_intrin
 
 
@@ -240,14 +239,10 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
     return {n: graphs[n] for n in chosen}, {n: family_of[n] for n in chosen}
 
 
-_GRAPH_ARRAYS = ("node_kind", "node_feat", "edge_index", "config_node_ids", "config_feat", "global_feat", "runtime")
-
-
 def _write_graphs(path: Path, graphs: dict, family_of: dict[str, str]) -> None:
     import io
 
-    arrays = {f"t{i}_{field}": getattr(graph, field) for i, graph in enumerate(graphs.values())
-              for field in _GRAPH_ARRAYS}
+    arrays = graph_arrays(list(graphs.values()))
     arrays["index"] = np.frombuffer(json.dumps([[n, family_of[n]] for n in graphs]).encode(), dtype=np.uint8)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
@@ -257,6 +252,5 @@ def _write_graphs(path: Path, graphs: dict, family_of: dict[str, str]) -> None:
 def _read_graphs(path: Path) -> tuple[dict, dict[str, str]]:
     with np.load(path, allow_pickle=False) as arrays:
         index = json.loads(arrays["index"].tobytes())
-        graphs = {name: ConfiguredGraph(**{f: arrays[f"t{i}_{f}"] for f in _GRAPH_ARRAYS}, name=name)
-                  for i, (name, _) in enumerate(index)}
+        graphs = {name: graph_from_arrays(arrays, i, name) for i, (name, _) in enumerate(index)}
     return graphs, {name: family for name, family in index}

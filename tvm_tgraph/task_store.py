@@ -19,6 +19,18 @@ _GRAPH_FIELDS = ("node_kind", "node_feat", "edge_index", "config_node_ids")
 _CONFIG_FIELDS = ("config_feat", "global_feat", "runtime")
 
 
+def graph_arrays(graphs: list[ConfiguredGraph]) -> dict[str, np.ndarray]:
+    """The arrays of measured ``graphs`` under numbered names (``t<i>_<field>``), for one ``.npz``."""
+    return {f"t{i}_{field}": getattr(graph, field) for i, graph in enumerate(graphs)
+            for field in _GRAPH_FIELDS + _CONFIG_FIELDS}
+
+
+def graph_from_arrays(arrays, number: int, name: str = "") -> ConfiguredGraph:
+    """Graph ``number`` of arrays written by :func:`graph_arrays` (an opened ``.npz``)."""
+    return ConfiguredGraph(**{field: arrays[f"t{number}_{field}"] for field in _GRAPH_FIELDS + _CONFIG_FIELDS},
+                           name=name)
+
+
 class TaskStore:
     """Per task: one static graph and the measured configurations added so far."""
 
@@ -76,11 +88,7 @@ class TaskStore:
     def save(self, path: str | Path) -> None:
         """Write the store to ``path`` (``.npz``) and ``path`` with ``.json`` (task keys)."""
         path = Path(path)
-        arrays = {}
-        for i, graph in enumerate(self._graphs.values()):
-            for name in _GRAPH_FIELDS + _CONFIG_FIELDS:
-                arrays[f"t{i}_{name}"] = getattr(graph, name)
-        np.savez_compressed(path, **arrays)
+        np.savez_compressed(path, **graph_arrays(list(self._graphs.values())))
         index = [{"key": key, "name": graph.name} for key, graph in self._graphs.items()]
         path.with_suffix(".json").write_text(json.dumps(index))
 
@@ -93,8 +101,7 @@ class TaskStore:
             index = json.loads(path.with_suffix(".json").read_text())
             with np.load(path, allow_pickle=False) as arrays:
                 for i, entry in enumerate(index):
-                    fields = {name: arrays[f"t{i}_{name}"] for name in _GRAPH_FIELDS + _CONFIG_FIELDS}
-                    store.add(entry["key"], ConfiguredGraph(**fields, name=entry["name"]))
+                    store.add(entry["key"], graph_from_arrays(arrays, i, entry["name"]))
         except (OSError, KeyError, ValueError, TypeError, json.JSONDecodeError) as err:
             raise CheckpointError(f"measured-data file {path} cannot be loaded: {err}") from None
         return store
