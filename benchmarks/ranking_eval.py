@@ -11,11 +11,13 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle] [--online-ks 32,64]
+        [--recipe multihead] [--ablations softmax,none,listmle,no_block_store] [--online-ks 32,64]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
-pairwise hinge). Writes ``benchmarks/results/ranking_eval.{json,md}`` and
+pairwise hinge), ``no_block_store`` (multihead without the per-block ``PerStoreFeature``
+columns: trained and scored with them zeroed). With several seeds, the recipe's seed
+ensemble (the mean of each seed's standardised zero-shot scores) is scored too. Writes ``benchmarks/results/ranking_eval.{json,md}`` and
 ``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of two
 CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
 file names.
@@ -24,6 +26,7 @@ file names.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import sys
@@ -37,8 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA  # noqa: E402
+from tvm_tgraph.convert.tir.schema import BLOCK_STORE_COLUMN, PER_STORE_FEATURES  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import load_configured_graphs, load_measured_tasks  # noqa: E402
+from tvm_tgraph.metrics import mean_metrics, ranking_metrics  # noqa: E402
 from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
 from tvm_tgraph.training import TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu, make_target  # noqa: E402
@@ -46,13 +51,34 @@ from tvm_tgraph.workflows.evaluate import METRICS, evaluate, format_table, plot_
 
 RESULTS = Path(__file__).parent / "results"
 
-#: Training recipes by name: network overrides, and the loss.
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """A training recipe: network overrides, the loss, and whether the graphs keep their
+    per-block store columns (``block_store_*``)."""
+
+    network: dict
+    loss: str = "hinge"
+    block_store: bool = True
+
+
 VARIANTS = {
-    "multihead": ({"cross_attention": "multihead"}, "hinge"),
-    "softmax": ({"cross_attention": "softmax"}, "hinge"),
-    "none": ({"cross_attention": "none"}, "hinge"),
-    "listmle": ({"cross_attention": "multihead"}, "listmle"),
+    "multihead": Variant({"cross_attention": "multihead"}),
+    "softmax": Variant({"cross_attention": "softmax"}),
+    "none": Variant({"cross_attention": "none"}),
+    "listmle": Variant({"cross_attention": "multihead"}, loss="listmle"),
+    "no_block_store": Variant({"cross_attention": "multihead"}, block_store=False),
 }
+
+
+def without_block_store(graphs: dict) -> dict:
+    """The graphs with their ``block_store_*`` configuration columns zeroed."""
+    columns = slice(BLOCK_STORE_COLUMN, BLOCK_STORE_COLUMN + PER_STORE_FEATURES)
+    stripped = {}
+    for name, graph in graphs.items():
+        config = graph.config_feat.copy()
+        config[..., columns] = 0
+        stripped[name] = dataclasses.replace(graph, config_feat=config)
+    return stripped
 
 
 def family_folds(families: list[str], groups: int | None) -> dict[str, set[str]]:
@@ -70,13 +96,26 @@ def family_folds(families: list[str], groups: int | None) -> dict[str, set[str]]
 def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, steps: int,
                seed: int) -> tuple[Path, dict]:
     """Train ``variant`` on every family outside ``held_out``; return (checkpoint path, training history)."""
-    network, loss = VARIANTS[variant]
+    recipe = VARIANTS[variant]
     names = [name for name in graphs if families[name] not in held_out]
-    config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(loss=loss), network=network)
+    config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(loss=recipe.loss), network=recipe.network)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
     card = train_checkpoint(graphs, names, config, FEATURE_SCHEMA, path,
                             data={"held_out_families": sorted(held_out), "variant": variant})
     return path, card["history"]
+
+
+def seed_ensemble(runs: list[dict], held_out: list) -> dict:
+    """Metrics of the recipe's seed ensemble: per task, the mean over seeds of each seed's
+    zero-shot scores standardised (zero mean, unit spread)."""
+    per_task = {}
+    for task in held_out:
+        standardised = []
+        for run in runs:
+            scores = np.asarray(run["scores"][task.name]["tgraph"])
+            standardised.append((scores - scores.mean()) / (scores.std() or 1.0))
+        per_task[task.name] = ranking_metrics(np.mean(standardised, axis=0), task.latency)
+    return {"per_task": per_task, "mean": mean_metrics(per_task)}
 
 
 def _spread(values: list[float]) -> str:
@@ -109,11 +148,17 @@ def main() -> None:
     unknown = set(ablations) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {list(VARIANTS)}")
+    if not VARIANTS[args.recipe].block_store:
+        parser.error(f"the recipe is scored through the cost model, which converts with every feature: "
+                     f"{args.recipe!r} can only be an ablation")
 
     start = time.time()
     target = make_target()
     tasks = load_measured_tasks(args.db, target)
     graphs, families = load_configured_graphs(args.db, target)
+    graphs_for = {True: graphs}
+    if any(not VARIANTS[v].block_store for v in ablations):
+        graphs_for[False] = without_block_store(graphs)
     folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
                          args.family_groups)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -138,10 +183,11 @@ def main() -> None:
             result = evaluate(held_out, training, str(checkpoint), ("xgb", "mlp"), online_ks, seed=seed,
                               progress=False)
             result["history"] = history
-            eval_graphs = {t.name: graphs[t.name] for t in held_out}
             result["ablations"] = {}
             for variant in ablations:
-                path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
+                variant_graphs = graphs_for[VARIANTS[variant].block_store]
+                path, variant_history = train_fold(variant_graphs, families, fold_families, variant, args.steps, seed)
+                eval_graphs = {t.name: variant_graphs[t.name] for t in held_out}
                 scored = evaluate_graphs(load_checkpoint(path)[0], eval_graphs, chunk_size=512)
                 result["ablations"][variant] = {**scored, "history": variant_history}
             runs.append(result)
@@ -151,9 +197,14 @@ def main() -> None:
                   flush=True)
             if seed == seeds[0]:
                 plot_scatter(result, RESULTS / f"{args.out}_{len(report['folds'])}.png")
+        ensemble = seed_ensemble(runs, held_out) if len(runs) > 1 else None
         # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
         report["folds"][fold] = [{k: v for k, v in run.items() if k not in ("scores", "latency")} for run in runs]
-        lines += _fold_lines(fold, runs, settings, ablations, len(training))
+        if ensemble:
+            report.setdefault("seed_ensemble", {})[fold] = ensemble
+            overall.setdefault(("zero_shot", f"tgraph-ensemble of {len(runs)} seeds"), {}).setdefault(
+                "all", []).append(ensemble["mean"]["kendall_tau"])
+        lines += _fold_lines(fold, runs, settings, ablations, len(training), ensemble)
         for seed, run in zip(seeds, runs):
             for setting in settings:
                 for model, result in run["results"][setting].items():
@@ -166,7 +217,8 @@ def main() -> None:
     print("\n".join(lines + _overall_lines(overall, start)))
 
 
-def _fold_lines(fold: str, runs: list[dict], settings, ablations: list[str], num_training: int) -> list[str]:
+def _fold_lines(fold: str, runs: list[dict], settings, ablations: list[str], num_training: int,
+                ensemble: dict | None) -> list[str]:
     """The markdown section of one fold: metrics per setting and model, ablations, per-task tau."""
     lines = [f"## held out: {fold} ({len(runs[0]['settings']['eval_tasks'])} tasks; trained on {num_training} tasks)",
              "", "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
@@ -178,6 +230,9 @@ def _fold_lines(fold: str, runs: list[dict], settings, ablations: list[str], num
     for variant in ablations:
         cells = [_spread([r["ablations"][variant]["mean"].get(m, float("nan")) for r in runs]) for m in METRICS]
         lines.append(f"| zero_shot | tgraph-{variant} | " + " | ".join(cells) + " |")
+    if ensemble:
+        lines.append(f"| zero_shot | tgraph-ensemble of {len(runs)} seeds | "
+                     + " | ".join(f"{ensemble['mean'].get(m, float('nan')):.3f}" for m in METRICS) + " |")
     per_task = runs[0]["results"]["zero_shot"]
     columns = list(per_task) + [f"tgraph-{v}" for v in ablations]
     lines += ["", "Zero-shot Kendall tau per task (first seed):", "",

@@ -205,7 +205,8 @@ def _count_ops(stmt) -> dict[str, int]:
     return counts
 
 
-def _single_prim_func(mod):
+def single_prim_func(mod):
+    """The one ``PrimFunc`` of a MetaSchedule task's module (raises ``UnsupportedProgramError`` otherwise)."""
     import tvm
 
     funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
@@ -234,7 +235,7 @@ def task_graph(mod) -> TaskGraph:
         For a program without blocks, with dynamic shapes or with a statement the
         converter does not know; the message names the construct.
     """
-    func = _single_prim_func(mod)
+    func = single_prim_func(mod)
     if type(func.body).__name__ != "SBlockRealize":
         raise UnsupportedProgramError(
             f"PrimFunc body is a {type(func.body).__name__}, not a root block: "
