@@ -11,7 +11,7 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle,no_block_store] [--online-ks 32,64]
+        [--recipe multihead] [--ablations softmax,none,listmle,no_block_store] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
@@ -47,7 +47,9 @@ from tvm_tgraph.metrics import mean_metrics, ranking_metrics  # noqa: E402
 from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
 from tvm_tgraph.training import TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu, make_target  # noqa: E402
-from tvm_tgraph.workflows.evaluate import METRICS, evaluate, format_table, plot_scatter  # noqa: E402
+from tvm_tgraph.workflows.evaluate import (  # noqa: E402
+    METRICS, evaluate, format_table, plot_scatter, train_baselines,
+)
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -142,12 +144,18 @@ def main() -> None:
     parser.add_argument("--online-ks", default="32,64",
                         help="comma-separated k of the online settings (empty: zero-shot only, much faster: the "
                              "baselines retrain on every task and k)")
+    parser.add_argument("--baselines", default="xgb,mlp",
+                        help="TVM's cost models trained on the same tasks: xgb (once per fold: its training is "
+                             "deterministic) and mlp (per seed)")
     parser.add_argument("--out", default="ranking_eval", help="result file names under benchmarks/results/")
     args = parser.parse_args()
     ablations = [v for v in args.ablations.split(",") if v]
     unknown = set(ablations) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {list(VARIANTS)}")
+    baselines = tuple(b for b in args.baselines.split(",") if b)
+    if set(baselines) - {"xgb", "mlp"}:
+        parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
     if not VARIANTS[args.recipe].block_store:
         parser.error(f"the recipe is scored through the cost model, which converts with every feature: "
                      f"{args.recipe!r} can only be an ablation")
@@ -178,10 +186,11 @@ def main() -> None:
         held_out = [t for t in tasks if families.get(t.name) in fold_families]
         training = [t for t in tasks if t.name in families and families[t.name] not in fold_families]
         runs = []
+        xgb = train_baselines(tuple(b for b in baselines if b == "xgb"), training)
         for seed in seeds:
             checkpoint, history = train_fold(graphs, families, fold_families, args.recipe, args.steps, seed)
-            result = evaluate(held_out, training, str(checkpoint), ("xgb", "mlp"), online_ks, seed=seed,
-                              progress=False)
+            trained = {**xgb, **train_baselines(tuple(b for b in baselines if b != "xgb"), training, seed)}
+            result = evaluate(held_out, training, str(checkpoint), trained, online_ks, seed=seed, progress=False)
             result["history"] = history
             result["ablations"] = {}
             for variant in ablations:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import torch
 
+from tvm_tgraph.checkpoint import load_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
 from tvm_tgraph.nn import TGraphConfig
-from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task
+from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task, train_checkpoint
 
 
 def _train(collected_db, target, seed):
@@ -24,3 +25,13 @@ def test_training_is_deterministic_given_the_seed(collected_db, target):
     assert len(history["evaluations"]) == 3 and history["best_step"] in (4, 8, 12)
     for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(x, y), name
+
+
+def test_without_validation_every_task_trains_for_every_step(collected_db, target, tmp_path):
+    graphs = configured_graphs(load_measured_tasks(collected_db, target))
+    config = PretrainConfig(steps=8, eval_every=4, val_fraction=0.0, network={"hidden": 16, "num_blocks": 1})
+    card = train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, tmp_path / "all.safetensors")
+    assert card["training_data"]["train_tasks"] == sorted(graphs) and card["training_data"]["val_tasks"] == []
+    assert card["history"]["steps"] == 8 and card["history"]["best_step"] == 8
+    assert [e["step"] for e in card["history"]["evaluations"]] == [4, 8]
+    load_checkpoint(tmp_path / "all.safetensors", feature_schema=FEATURE_SCHEMA.version)

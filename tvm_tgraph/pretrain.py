@@ -2,7 +2,10 @@
 
 No task is on both sides of the split; training stops early when the mean Kendall tau of
 the validation tasks has not improved for ``patience`` evaluations, and the best weights
-are kept. Everything is seeded: the same data, config and seed give the same checkpoint.
+are kept. With no validation share (``val_fraction=0``: a checkpoint to ship, its step count
+chosen by cross-validation beforehand) every task trains for ``steps`` steps and the last
+weights are kept. Everything is seeded: the same data, config and seed give the same
+checkpoint.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ class PretrainConfig:
     patience : int
         Evaluations without improvement before stopping (default 8).
     val_fraction : float
-        Share of the training tasks held out for validation (default 0.15, at least one).
+        Share of the training tasks held out for validation (default 0.15, at least one);
+        0 trains on every task for ``steps`` steps, without early stopping.
     seed : int
     network : dict
         Network hyper-parameters that differ from :class:`~tvm_tgraph.nn.TGraphConfig`'s
@@ -59,7 +63,7 @@ def split_by_task(names: list[str], val_fraction: float, seed: int) -> tuple[lis
     rng = np.random.default_rng(seed)
     order = sorted(names)
     rng.shuffle(order)
-    count = max(1, math.ceil(len(order) * val_fraction)) if len(order) > 1 else 0
+    count = max(1, math.ceil(len(order) * val_fraction)) if len(order) > 1 and val_fraction > 0 else 0
     return sorted(order[count:]), sorted(order[:count])
 
 
@@ -110,7 +114,7 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
         losses.append(trainer.step(tasks[trainer.rng.integers(len(tasks))]))
         step += 1
         bar.update(1)
-        if step % config.eval_every == 0 or step == config.steps:
+        if cached_val and (step % config.eval_every == 0 or step == config.steps):
             tau = val_tau()
             history["evaluations"].append({"step": step, "train_loss": float(np.mean(losses)), "val_kendall_tau": tau})
             bar.set_postfix_str(f"loss {np.mean(losses):.4f} val tau {tau:.3f}")
@@ -123,9 +127,15 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
                 stale += 1
                 if stale >= config.patience:
                     break
+        elif not cached_val and step % config.eval_every == 0:
+            history["evaluations"].append({"step": step, "train_loss": float(np.mean(losses))})
+            losses = []
     bar.close()
     history["steps"] = step
-    model.load_state_dict(best_state)
+    if best_state is None:      # no validation tasks: the last weights
+        history.update(best_step=step, best_val_kendall_tau=None)
+    else:
+        model.load_state_dict(best_state)
     model.eval()
     return model, history
 

@@ -1,5 +1,6 @@
 """What the subcommands share."""
 
+import argparse
 import json
 from pathlib import Path
 
@@ -12,3 +13,14 @@ def write_report(path: str | None, report: dict) -> None:
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(report, indent=1))
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a share in [0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1)")
+    return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .common import TARGET_HELP, write_report
+from .common import TARGET_HELP, fraction, write_report
 
 
 def add_collect(sub) -> None:
@@ -69,6 +69,9 @@ def add_train(sub) -> None:
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--eval-every", type=int, default=100)
     p.add_argument("--patience", type=int, default=8)
+    p.add_argument("--val-fraction", type=fraction, default=0.15,
+                   help="share of the tasks held out for validation and early stopping (default 0.15); 0 trains "
+                        "on every task for --steps steps (a checkpoint to ship, its steps chosen by cross-validation)")
     p.add_argument("--loss", choices=["hinge", "listmle"], default="hinge")
     p.add_argument("--cross-attention", choices=["multihead", "softmax", "none"], default="multihead",
                    help="how configurations attend to each other: multi-head (default), the reference code's "
@@ -87,16 +90,17 @@ def _cmd_train(args) -> int:
     from ..workflows.pretraining import train_tir_checkpoint
 
     config = PretrainConfig(
-        steps=args.steps, eval_every=args.eval_every, patience=args.patience, seed=args.seed,
+        steps=args.steps, eval_every=args.eval_every, patience=args.patience, val_fraction=args.val_fraction,
+        seed=args.seed,
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention},
         train=TrainConfig(loss=args.loss),
     )
     card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),
                                 command="tgraph " + shlex.join(args.argv))
-    history = card["history"]
-    print(f"trained {history['steps']} steps on {len(card['training_data']['train_tasks'])} tasks; best "
-          f"validation Kendall tau {history['best_val_kendall_tau']:.3f} at step {history['best_step']} "
-          f"({len(card['training_data']['val_tasks'])} tasks); wrote {args.out}")
+    history, data = card["history"], card["training_data"]
+    validation = (f"; best validation Kendall tau {history['best_val_kendall_tau']:.3f} at step "
+                  f"{history['best_step']} ({len(data['val_tasks'])} tasks)" if data["val_tasks"] else "")
+    print(f"trained {history['steps']} steps on {len(data['train_tasks'])} tasks{validation}; wrote {args.out}")
     return 0
 
 

@@ -106,14 +106,24 @@ class _Baseline:
         return model
 
 
+def train_baselines(kinds: tuple[str, ...], train_tasks: list[MeasuredTask], seed: int = 0) -> dict:
+    """TVM's cost models of ``kinds`` (``"xgb"``, ``"mlp"``) trained on ``train_tasks``, to
+    pass to :func:`evaluate` (which restores each fresh per held-out task). XGBoost's
+    training is deterministic; the MLP's depends on ``seed``."""
+    return {kind: _Baseline(kind, train_tasks, seed) for kind in kinds}
+
+
 def _tgraph(checkpoint: str, seed: int):
     return TGraphCostModel(checkpoint=checkpoint, seed=seed)   # raises CheckpointError if unusable
 
 
 def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
-             baselines: tuple[str, ...] = ("xgb", "mlp"), online_ks: tuple[int, ...] = (32, 64),
+             baselines: tuple[str, ...] | dict = ("xgb", "mlp"), online_ks: tuple[int, ...] = (32, 64),
              seed: int = 0, progress: bool = True) -> dict:
     """Zero-shot and online ranking metrics of TGraph and the baselines.
+
+    ``baselines`` names the kinds to train on ``train_tasks`` here, or is a dict of ones
+    already trained on them (:func:`train_baselines`).
 
     Returns
     -------
@@ -125,7 +135,8 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
     """
     from tqdm import tqdm
 
-    models = {"tgraph": None, **{kind: _Baseline(kind, train_tasks, seed) for kind in baselines}}
+    trained = baselines if isinstance(baselines, dict) else train_baselines(baselines, train_tasks, seed)
+    models = {"tgraph": None, **trained}
     settings = ["zero_shot"] + [f"online_k{k}" for k in online_ks]
     results = {s: {m: {} for m in models} for s in settings}
     zero_shot_scores: dict[str, dict[str, list[float]]] = {}
