@@ -11,12 +11,11 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle,no_block_store] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe multihead] [--ablations softmax,none,listmle] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
-pairwise hinge), ``no_block_store`` (multihead without the per-block ``PerStoreFeature``
-columns: trained and scored with them zeroed). With several seeds, the recipe's seed
+pairwise hinge). With several seeds, the recipe's seed
 ensemble (the mean of each seed's standardised zero-shot scores) is scored too. Writes ``benchmarks/results/ranking_eval.{json,md}`` and
 ``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of two
 CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
@@ -40,7 +39,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA  # noqa: E402
-from tvm_tgraph.convert.tir.schema import BLOCK_STORE_COLUMN, PER_STORE_FEATURES  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import load_configured_graphs, load_measured_tasks  # noqa: E402
 from tvm_tgraph.metrics import mean_metrics, ranking_metrics  # noqa: E402
@@ -55,12 +53,10 @@ RESULTS = Path(__file__).parent / "results"
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """A training recipe: network overrides, the loss, and whether the graphs keep their
-    per-block store columns (``block_store_*``)."""
+    """A training recipe: network overrides and the loss."""
 
     network: dict
     loss: str = "hinge"
-    block_store: bool = True
 
 
 VARIANTS = {
@@ -68,19 +64,7 @@ VARIANTS = {
     "softmax": Variant({"cross_attention": "softmax"}),
     "none": Variant({"cross_attention": "none"}),
     "listmle": Variant({"cross_attention": "multihead"}, loss="listmle"),
-    "no_block_store": Variant({"cross_attention": "multihead"}, block_store=False),
 }
-
-
-def without_block_store(graphs: dict) -> dict:
-    """The graphs with their ``block_store_*`` configuration columns zeroed."""
-    columns = slice(BLOCK_STORE_COLUMN, BLOCK_STORE_COLUMN + PER_STORE_FEATURES)
-    stripped = {}
-    for name, graph in graphs.items():
-        config = graph.config_feat.copy()
-        config[..., columns] = 0
-        stripped[name] = dataclasses.replace(graph, config_feat=config)
-    return stripped
 
 
 def family_folds(families: list[str], groups: int | None) -> dict[str, set[str]]:
@@ -156,17 +140,11 @@ def main() -> None:
     baselines = tuple(b for b in args.baselines.split(",") if b)
     if set(baselines) - {"xgb", "mlp"}:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
-    if not VARIANTS[args.recipe].block_store:
-        parser.error(f"the recipe is scored through the cost model, which converts with every feature: "
-                     f"{args.recipe!r} can only be an ablation")
 
     start = time.time()
     target = make_target()
     tasks = load_measured_tasks(args.db, target)
     graphs, families = load_configured_graphs(args.db, target)
-    graphs_for = {True: graphs}
-    if any(not VARIANTS[v].block_store for v in ablations):
-        graphs_for[False] = without_block_store(graphs)
     folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
                          args.family_groups)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -194,9 +172,8 @@ def main() -> None:
             result["history"] = history
             result["ablations"] = {}
             for variant in ablations:
-                variant_graphs = graphs_for[VARIANTS[variant].block_store]
-                path, variant_history = train_fold(variant_graphs, families, fold_families, variant, args.steps, seed)
-                eval_graphs = {t.name: variant_graphs[t.name] for t in held_out}
+                path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
+                eval_graphs = {t.name: graphs[t.name] for t in held_out}
                 scored = evaluate_graphs(load_checkpoint(path)[0], eval_graphs, chunk_size=512)
                 result["ablations"][variant] = {**scored, "history": variant_history}
             runs.append(result)

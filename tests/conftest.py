@@ -62,13 +62,6 @@ def measured_runner_results(n: int) -> list:
     return [RunnerResult([float(x)], None) for x in rng.uniform(1e-4, 1e-3, n)]
 
 
-#: The built-in workloads, one per operator family of the default llvm design space.
-WORKLOAD_FAMILIES = [
-    "matmul", "dense_bias_relu", "batch_matmul", "conv2d_nchw", "conv2d_nhwc", "depthwise_conv2d",
-    "softmax", "layer_norm", "max_pool2d", "fused_elementwise",
-]
-
-
 @functools.lru_cache(maxsize=None)
 def sample_candidates(workload: str, count: int = 24, seed: int = 1):
     """``(context, candidates)``: random valid candidates of a built-in workload's design

@@ -10,15 +10,13 @@ Loops, blocks and the root are configurable. One candidate's configuration is re
 its trace (the decisions MetaSchedule made, before post-processing): tile factors of each
 loop, compute-at / reverse-compute-at and their depth, inlining, cache stages, rfactor,
 fusion, and the parallel / vectorize / unroll annotations. What the schedule produced is
-TVM's ``PerStoreFeature`` of the scheduled program (what XGBoost sees): each store's row is
-placed on the block that produced it (``block_store_*`` columns), and the rows averaged and
-maxed over all stores are the global features. Two candidates that differ in any decision
-differ in their features.
+added as global features: TVM's ``PerStoreFeature`` of the scheduled program, averaged and
+maxed over its stores. Two candidates that differ in any decision differ in their features.
 
 The sub-modules, one job each: :mod:`.schema` (node kinds and feature columns),
 :mod:`.program_graph` (the static graph of a task), :mod:`.trace` (a trace's decisions as
-configuration features), :mod:`.store_features` (``PerStoreFeature`` placed on blocks and
-pooled to global features) and :mod:`.converter` (:class:`TirConverter`, with its caches).
+configuration features), :mod:`.store_features` (``PerStoreFeature`` pooled to global
+features) and :mod:`.converter` (:class:`TirConverter`, with its caches).
 """
 
 from .converter import TirConverter
@@ -27,11 +25,11 @@ from .schema import (
     CONFIG_FEATURES, F_CONFIG, F_GLOBAL, F_NODE, FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, KIND, NODE_FEATURES,
     NODE_KINDS,
 )
-from .store_features import store_features, store_producers
+from .store_features import store_features
 from .trace import parse_trace, trace_config_features
 
 __all__ = [
     "CONFIG_FEATURES", "F_CONFIG", "F_GLOBAL", "F_NODE", "FEATURE_SCHEMA", "FEATURE_SCHEMA_VERSION", "KIND",
     "NODE_FEATURES", "NODE_KINDS", "STATEMENT_KINDS", "TaskGraph", "TirConverter", "parse_trace",
-    "store_features", "store_producers", "task_graph", "trace_config_features",
+    "store_features", "task_graph", "trace_config_features",
 ]

@@ -9,7 +9,7 @@ import numpy as np
 from ...graph import ConfiguredGraph
 from .program_graph import TaskGraph, task_graph
 from .schema import F_CONFIG, F_GLOBAL
-from .store_features import place_block_store_features, store_features, store_producers
+from .store_features import store_features
 from .trace import _TraceReader, parse_trace
 
 
@@ -19,12 +19,12 @@ class TirConverter:
     The static graph of each task is built once and cached by the task's structural hash;
     each candidate's features are cached by its task and trace text (evolutionary search
     scores the same candidate many times). ``PerStoreFeature`` (TVM's C++ extractor, the one
-    XGBoost uses) supplies the global features and each block's store features.
+    XGBoost uses) supplies the global features.
 
     Parameters
     ----------
     cache_size : int
-        Candidates whose features are kept (default 20,000; about 8 KB each per configurable node).
+        Candidates whose features are kept (default 20,000, about 40 MB).
     """
 
     def __init__(self, cache_size: int = 20_000) -> None:
@@ -78,13 +78,9 @@ class TirConverter:
         missing = [i for i, key in enumerate(keys) if key not in self._cache]
         if missing:
             per_store = self._store_extractor.extract_from(context, [candidates[i] for i in missing])
-            config_rows = graph.config_row()
             for i, stores in zip(missing, per_store):
-                stores = stores.numpy()
-                config = _TraceReader(graph, config_rows).read(parse_trace(keys[i][1]))
-                producers = store_producers(candidates[i].sch.mod)
-                place_block_store_features(config, graph, config_rows, stores, producers)
-                self._cache[keys[i]] = (config, store_features(stores))
+                config = _TraceReader(graph, graph.config_row()).read(parse_trace(keys[i][1]))
+                self._cache[keys[i]] = (config, store_features(stores.numpy()))
         rows = []
         for key in keys:
             self._cache.move_to_end(key)

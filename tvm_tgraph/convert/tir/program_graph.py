@@ -205,8 +205,7 @@ def _count_ops(stmt) -> dict[str, int]:
     return counts
 
 
-def single_prim_func(mod):
-    """The one ``PrimFunc`` of a MetaSchedule task's module (raises ``UnsupportedProgramError`` otherwise)."""
+def _single_prim_func(mod):
     import tvm
 
     funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
@@ -235,7 +234,7 @@ def task_graph(mod) -> TaskGraph:
         For a program without blocks, with dynamic shapes or with a statement the
         converter does not know; the message names the construct.
     """
-    func = single_prim_func(mod)
+    func = _single_prim_func(mod)
     if type(func.body).__name__ != "SBlockRealize":
         raise UnsupportedProgramError(
             f"PrimFunc body is a {type(func.body).__name__}, not a root block: "

@@ -7,7 +7,7 @@ import math
 from ...graph import FeatureSchema
 
 #: Bumped whenever the meaning of a feature changes; checkpoints record it.
-FEATURE_SCHEMA_VERSION = "tir-2"
+FEATURE_SCHEMA_VERSION = "tir-1"
 
 NODE_KINDS = (
     "root",
@@ -42,11 +42,6 @@ NODE_FEATURES = (
 )
 F_NODE = len(NODE_FEATURES)
 
-PER_STORE_FEATURES = 164
-#: Scale of the per-block store columns: TVM's ``PerStoreFeature`` values are mostly
-#: ``log2(1 + x)`` of counts and sizes, like the ``log_*`` features above before their ``/ 16``.
-STORE_FEATURE_SCALE = 1 / 16
-
 # Config feature columns, one block of columns per configurable node family.
 CONFIG_FEATURES = (
     # loops
@@ -61,16 +56,12 @@ CONFIG_FEATURES = (
     # root
     "root_parallel", "root_vectorize", "root_unroll_explicit", "root_unroll_implicit",
     "root_annotations",
-    # blocks: what the schedule made of the block, TVM's PerStoreFeature of the stores it
-    # (or a stage split off it: its cache write, rfactor or init) produced, elementwise max
-    *(f"block_store_{i}" for i in range(PER_STORE_FEATURES)),
 )
 F_CONFIG = len(CONFIG_FEATURES)
 #: Column of each configuration feature.
 CONFIG_COLUMN = {name: i for i, name in enumerate(CONFIG_FEATURES)}
-#: First of the ``PER_STORE_FEATURES`` per-block store columns.
-BLOCK_STORE_COLUMN = CONFIG_COLUMN["block_store_0"]
 
+PER_STORE_FEATURES = 164
 #: Global features: mean and max of PerStoreFeature over stores, and log2(1 + stores).
 F_GLOBAL = 2 * PER_STORE_FEATURES + 1
 
