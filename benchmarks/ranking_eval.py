@@ -144,7 +144,7 @@ def main() -> None:
     start = time.time()
     target = make_target()
     tasks = load_measured_tasks(args.db, target)
-    graphs, families = load_configured_graphs(args.db, target)
+    graphs, families = load_configured_graphs(args.db, target, tasks=tasks)
     folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
                          args.family_groups)
     seeds = [int(s) for s in args.seeds.split(",")]

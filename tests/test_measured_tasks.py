@@ -38,3 +38,13 @@ def test_configured_graphs_are_converted_once_and_cached(collected_db, target, t
     records.write_text(records.read_text() + records.read_text().splitlines()[0] + "\n")
     load_configured_graphs(copy, target)
     assert len(list((copy / ".tgraph_cache").glob("*.npz"))) == 2 and cached.is_file()
+
+
+def test_tasks_already_loaded_are_converted_without_reading_the_database_again(collected_db, target, tmp_path):
+    copy = tmp_path / "db"
+    shutil.copytree(collected_db, copy)
+    tasks = load_measured_tasks(copy, target)
+    (copy / RECORD_FILE).rename(copy / "moved_away.json")   # any read of the records would now fail
+    graphs, families = load_configured_graphs(copy, target, cache=False, tasks=tasks)
+    assert set(graphs) <= {t.name for t in tasks} and len(graphs) >= 3
+    assert families == {t.name: t.family for t in tasks if t.name in graphs}

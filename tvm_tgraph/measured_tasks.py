@@ -204,11 +204,12 @@ def configured_graphs(tasks: list[MeasuredTask], converter=None) -> dict:
 
 
 def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclude_families=None,
-                           cache: bool = True) -> tuple[dict, dict[str, str]]:
+                           cache: bool = True, tasks: list[MeasuredTask] | None = None) -> tuple[dict, dict[str, str]]:
     """The configured graphs of every task of a database, converted once and cached.
 
-    The first call converts every task (:func:`load_measured_tasks`, then
-    :func:`configured_graphs`) and writes the arrays to
+    The first call converts every task (:func:`load_measured_tasks`, or ``tasks`` if the
+    caller has already loaded them all with it, then :func:`configured_graphs`) and writes
+    the arrays to
     ``<database>/.tgraph_cache/<key>.npz`` (no pickles; written atomically), ``key`` being the
     SHA-256 of the database's two files and ``tasks.json`` with the converter's feature
     schema version. Later calls on the same database read that file instead of converting.
@@ -230,7 +231,7 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
     if cache and path.is_file():
         graphs, family_of = _read_graphs(path)
     else:
-        tasks = load_measured_tasks(db_dir, target)
+        tasks = tasks if tasks is not None else load_measured_tasks(db_dir, target)
         graphs, family_of = configured_graphs(tasks), {t.name: t.family for t in tasks}
         if cache:
             _write_graphs(path, graphs, family_of)
