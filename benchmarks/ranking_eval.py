@@ -15,10 +15,10 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
-pairwise hinge). With several seeds, the recipe's seed
-ensemble (the mean of each seed's standardised zero-shot scores) is scored too. Writes ``benchmarks/results/ranking_eval.{json,md}`` and
-``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of two
-CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
+pairwise hinge). With several seeds, the recipe's seed ensemble (the mean of each seed's
+standardised zero-shot scores) is scored too. Writes ``benchmarks/results/ranking_eval.{json,md}``
+and ``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of
+two CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
 file names.
 """
 
@@ -170,10 +170,10 @@ def main() -> None:
             trained = {**xgb, **train_baselines(tuple(b for b in baselines if b != "xgb"), training, seed)}
             result = evaluate(held_out, training, str(checkpoint), trained, online_ks, seed=seed, progress=False)
             result["history"] = history
+            eval_graphs = {t.name: graphs[t.name] for t in held_out}
             result["ablations"] = {}
             for variant in ablations:
                 path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
-                eval_graphs = {t.name: graphs[t.name] for t in held_out}
                 scored = evaluate_graphs(load_checkpoint(path)[0], eval_graphs, chunk_size=512)
                 result["ablations"][variant] = {**scored, "history": variant_history}
             runs.append(result)

@@ -114,22 +114,24 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
         losses.append(trainer.step(tasks[trainer.rng.integers(len(tasks))]))
         step += 1
         bar.update(1)
-        if cached_val and (step % config.eval_every == 0 or step == config.steps):
-            tau = val_tau()
-            history["evaluations"].append({"step": step, "train_loss": float(np.mean(losses)), "val_kendall_tau": tau})
-            bar.set_postfix_str(f"loss {np.mean(losses):.4f} val tau {tau:.3f}")
-            losses = []
-            if tau > history["best_val_kendall_tau"] or best_state is None:
-                history.update(best_step=step, best_val_kendall_tau=tau)
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-                stale = 0
-            else:
-                stale += 1
-                if stale >= config.patience:
-                    break
-        elif not cached_val and step % config.eval_every == 0:
-            history["evaluations"].append({"step": step, "train_loss": float(np.mean(losses))})
-            losses = []
+        if step % config.eval_every != 0 and step != config.steps:
+            continue
+        entry = {"step": step, "train_loss": float(np.mean(losses))}
+        history["evaluations"].append(entry)
+        losses = []
+        if not cached_val:      # nothing to stop early on: every step, the last weights kept
+            bar.set_postfix_str(f"loss {entry['train_loss']:.4f}")
+            continue
+        entry["val_kendall_tau"] = tau = val_tau()
+        bar.set_postfix_str(f"loss {entry['train_loss']:.4f} val tau {tau:.3f}")
+        if tau > history["best_val_kendall_tau"] or best_state is None:
+            history.update(best_step=step, best_val_kendall_tau=tau)
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            stale = 0
+        else:
+            stale += 1
+            if stale >= config.patience:
+                break
     bar.close()
     history["steps"] = step
     if best_state is None:      # no validation tasks: the last weights
