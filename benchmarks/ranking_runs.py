@@ -1,0 +1,87 @@
+"""Summaries and paired comparisons of ``ranking_eval.py`` reports (no training, no TVM).
+
+Each model is ``REPORT.json:MODEL``, MODEL being ``tgraph`` (the recipe), ``xgb``, ``mlp``
+or ``ablation:<variant>``. For every model: the mean over folds of each zero-shot metric,
+per seed, then mean (min-max) over seeds; the recipe's seed ensemble if the report has one;
+and the best validation steps of TGraph models. With two models: their Kendall tau paired
+fold by fold and seed by seed (the folds and seeds the two reports share), the mean
+difference and how many pairs the first leads.
+
+    python benchmarks/ranking_runs.py benchmarks/results/ranking_eval_groups5_block_store.json:tgraph \\
+        benchmarks/results/ranking_eval_groups5_block_store.json:ablation:no_block_store
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tvm_tgraph.workflows.evaluate import METRICS  # noqa: E402
+
+
+def _zero_shot(run: dict, model: str) -> dict:
+    """The zero-shot result (``mean`` metrics, ``history`` for TGraph) of ``model`` in one run."""
+    if model.startswith("ablation:"):
+        return run["ablations"][model.removeprefix("ablation:")]
+    return {**run["results"]["zero_shot"][model], "history": run.get("history") if model == "tgraph" else None}
+
+
+def load(spec: str) -> tuple[str, dict, dict[tuple[str, int], dict]]:
+    """``REPORT.json:MODEL`` -> (spec, report, {(fold, seed index): zero-shot result})."""
+    path, _, model = spec.partition(":")
+    report = json.loads(Path(path).read_text())
+    results = {(fold, i): _zero_shot(run, model or "tgraph")
+               for fold, runs in report["folds"].items() for i, run in enumerate(runs)}
+    return spec, report, results
+
+
+def summary(spec: str, report: dict, results: dict) -> list[str]:
+    """Mean over folds per seed, then mean (min-max) over seeds, of every metric."""
+    seeds = sorted({seed for _, seed in results})
+    lines = [f"{spec}: {len({fold for fold, _ in results})} folds x {len(seeds)} seeds"]
+    for metric in METRICS:
+        per_seed = [np.mean([r["mean"][metric] for (_, s), r in results.items() if s == seed]) for seed in seeds]
+        lines.append(f"  {metric:<12} {np.mean(per_seed):.3f} ({min(per_seed):.3f}-{max(per_seed):.3f})")
+    steps = sorted(r["history"]["best_step"] for r in results.values() if r.get("history"))
+    if steps:
+        lines.append(f"  best validation steps {steps[0]}-{steps[-1]}, median {np.median(steps):.0f}")
+    if spec.endswith((".json", ":tgraph")) and report.get("seed_ensemble"):
+        ensemble = report["seed_ensemble"]
+        lines.append("  seed ensemble: " + ", ".join(
+            f"{metric} {np.mean([e['mean'][metric] for e in ensemble.values()]):.3f}" for metric in METRICS))
+        for fold, e in ensemble.items():
+            members = np.mean([r["mean"]["kendall_tau"] for (f, _), r in results.items() if f == fold])
+            lines.append(f"    {fold}: ensemble tau {e['mean']['kendall_tau']:.3f}, members' mean {members:.3f}")
+    return lines
+
+
+def paired(first: tuple, second: tuple) -> list[str]:
+    """Kendall tau of two models paired by fold and seed."""
+    shared = sorted(set(first[2]) & set(second[2]))
+    diffs = np.array([first[2][k]["mean"]["kendall_tau"] - second[2][k]["mean"]["kendall_tau"] for k in shared])
+    return [f"{first[0]} - {second[0]}: mean {diffs.mean():+.4f} tau over {len(diffs)} fold-seed pairs, "
+            f"first ahead in {int((diffs > 0).sum())}"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="+", help="REPORT.json:MODEL (MODEL: tgraph, xgb, mlp, ablation:<variant>)")
+    args = parser.parse_args()
+    try:
+        loaded = [load(spec) for spec in args.models]
+    except (OSError, json.JSONDecodeError, KeyError) as err:
+        parser.exit(2, f"ranking_runs: not a ranking_eval report or model: {err!r}\n")
+    for entry in loaded:
+        print("\n".join(summary(*entry)))
+    if len(loaded) == 2:
+        print("\n".join(paired(*loaded)))
+
+
+if __name__ == "__main__":
+    main()
