@@ -9,7 +9,8 @@ import pytest
 from conftest import drop_capture_handlers
 
 from tvm_tgraph.database import (
-    RECORD_FILE, WORKLOAD_FILE, latencies_in_trial_order, open_database, read_database, validate_database,
+    RECORD_FILE, WORKLOAD_FILE, latencies_in_trial_order, median_latency, open_database, read_database,
+    validate_database, write_database_prefix,
 )
 from tvm_tgraph.errors import RecordError
 from tvm_tgraph.workflows.tuning import tune
@@ -95,3 +96,13 @@ def test_opening_for_reading_a_database_with_a_torn_line_gives_its_valid_records
     records.write_text(torn)
     database = open_database(tuned)
     assert len(database.get_all_tuning_records()) == 4 and records.read_text() == torn
+
+
+def test_a_prefix_is_the_database_as_it_stood_after_that_many_trials(tuned, tmp_path_factory):
+    prefix = tmp_path_factory.mktemp("prefix")
+    assert write_database_prefix(tuned, prefix, 3) == 3
+    latency, _ = latencies_in_trial_order(tuned)
+    assert latencies_in_trial_order(prefix)[0].tolist() == latency[:3].tolist()
+    best = min(open_database(prefix).get_all_tuning_records(), key=lambda r: median_latency(r.run_secs))
+    assert median_latency(best.run_secs) == latency[:3].min()    # TVM reads it back, same records
+    assert write_database_prefix(tuned, prefix, 99) == 4         # asking for more keeps them all

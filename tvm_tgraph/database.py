@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import RecordError
+from .files import atomic_write_bytes
 
 logger = logging.getLogger("tvm_tgraph.database")
 
@@ -210,6 +211,24 @@ def _memory_database(workload_lines: list, record_lines: list):
     for index, record in record_lines:
         database.commit_tuning_record(TuningRecord.from_json(record, workloads[index]))
     return database
+
+
+def write_database_prefix(work_dir: str | Path, out_dir: str | Path, records: int) -> int:
+    """Write to ``out_dir`` a JSON database holding ``work_dir``'s workloads and its first
+    ``records`` tuning records in measurement order: the database as it stood after that
+    many trials. Each file is replaced atomically.
+
+    Returns
+    -------
+    int
+        The records written (fewer than ``records`` if the database holds fewer).
+    """
+    workloads, lines = read_database(work_dir)
+    kept = lines[:records]
+    for name, values in ((WORKLOAD_FILE, workloads), (RECORD_FILE, kept)):
+        text = "".join(json.dumps(value, separators=(",", ":")) + "\n" for value in values)
+        atomic_write_bytes(Path(out_dir) / name, text.encode())
+    return len(kept)
 
 
 def median_latency(run_secs) -> float:

@@ -17,6 +17,7 @@ import importlib.util
 import json
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 _INTRIN_PACKAGE = "tvm.s_tir.tensor_intrin"
@@ -49,6 +50,20 @@ def host_cpu() -> str:
     import tvm
 
     return str(tvm.target.codegen.llvm_get_system_cpu())
+
+
+def host_cpu_names() -> dict[str, str]:
+    """The host CPU as LLVM names it (``mcpu``) and as the kernel reports it."""
+    import platform
+
+    name = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    return {"llvm": host_cpu(), "name": name}
 
 
 def default_target_config(num_cores: int | None = None) -> dict[str, Any]:

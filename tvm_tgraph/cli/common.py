@@ -24,3 +24,14 @@ def fraction(text: str) -> float:
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not in [0, 1)")
     return value
+
+
+def int_list(text: str) -> list[int]:
+    """An argparse type: comma-separated non-negative integers, e.g. ``0,1,2``."""
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if any(value < 0 for value in values):
+        raise argparse.ArgumentTypeError(f"{text!r} holds a negative number")
+    return values

@@ -8,7 +8,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from .common import TARGET_HELP
+from .common import TARGET_HELP, int_list
 
 
 def add_tune(sub) -> None:
@@ -113,37 +113,78 @@ def _cmd_demo(args) -> int:
 
 def add_compare(sub) -> None:
     from ..workflows.compare import BUDGETS, DEFAULT_METHODS, METHODS
+    from ..workflows.model_compare import CHECKPOINTS, DEFAULT_MODEL_METHODS
 
     p = sub.add_parser(
-        "compare", help="tune the same workloads with TGraph + pruning search, XGBoost and random search",
+        "compare", help="tune the same operators or whole models with TGraph, XGBoost and random search",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  tgraph compare --workloads matmul,conv2d_nhwc --trials 256 --seeds 0,1,2 "
-               "--out benchmarks/results/compare\n\nre-running the same command resumes: finished runs are kept",
+        epilog="examples:\n  tgraph compare --workloads matmul,conv2d_nhwc --trials 256 --seeds 0,1,2 "
+               "--out benchmarks/results/compare\n"
+               "  tgraph compare --models model_resnet --trials-per-task 32 --seeds 0,1,2 "
+               "--out benchmarks/results/compare_models\n\n"
+               "re-running the same command resumes: finished runs are kept",
     )
-    p.add_argument("--workloads", default="matmul", help="comma-separated built-in names or file.py:NAME (default matmul)")
-    p.add_argument("--methods", default=",".join(DEFAULT_METHODS), help=f"comma-separated, of: {', '.join(METHODS)}")
-    p.add_argument("--trials", type=int, default=max(BUDGETS), help=f"budget per run (default {max(BUDGETS)})")
-    p.add_argument("--trials-per-iter", type=int, default=32, help="candidates measured per round (default 32)")
-    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--out", required=True, help="directory for the runs' databases, compare.{json,md,png}")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--workloads", default="matmul",
+                      help="operators: comma-separated built-in names or file.py:NAME (default matmul)")
+    what.add_argument("--models",
+                      help="whole models instead: comma-separated built-in models (model_resnet, ...) or file.py:NAME "
+                           "of a Relax IRModule; all tasks share one budget and the model is timed end to end")
+    p.add_argument("--methods", help=f"comma-separated, of: {', '.join(METHODS)} (default: "
+                                     f"{','.join(DEFAULT_METHODS)}; with --models {','.join(DEFAULT_MODEL_METHODS)})")
+    p.add_argument("--trials", type=int, default=max(BUDGETS), help=f"operators: budget per run (default {max(BUDGETS)})")
+    p.add_argument("--trials-per-task", type=int, default=max(CHECKPOINTS),
+                   help=f"models: budget per run = this x the model's tasks (default {max(CHECKPOINTS)})")
+    p.add_argument("--checkpoints", type=int_list, default=list(CHECKPOINTS),
+                   help="models: trials per task at which the model is built and timed end to end "
+                        f"(default {','.join(map(str, CHECKPOINTS))})")
+    p.add_argument("--trials-per-iter", type=int,
+                   help="candidates measured per round (default 32 for operators, 8 for models)")
+    p.add_argument("--seeds", type=int_list, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--out", required=True, help="directory for the runs' databases and the report "
+                                                "(compare.{json,md,png}; with --models compare_models.*)")
     p.add_argument("--target", help=TARGET_HELP)
     p.set_defaults(func=_cmd_compare)
 
 
+def _write_report(out: Path, stem: str, command: str, table: str, report: dict) -> None:
+    (out / f"{stem}.json").write_text(json.dumps({"command": command, **report}, indent=1))
+    (out / f"{stem}.md").write_text(f"Command: `{command}`\n\n{table}")
+    print(table)
+    print(f"wrote {out / stem}.md, {stem}.json and {stem}.png")
+
+
 def _cmd_compare(args) -> int:
-    from ..workflows.compare import BUDGETS, compare, format_markdown, plot_curves, summarise
+    from ..tvm_env import host_cpu_names
 
     out = Path(args.out)
-    results = compare(args.workloads.split(","), args.methods.split(","),
-                      [int(s) for s in args.seeds.split(",")], args.trials, out, args.target, args.trials_per_iter)
+    seeds = args.seeds
+    command = "tgraph " + shlex.join(args.argv)
+    if args.models:
+        return _compare_models(args, out, seeds, command)
+    from ..workflows.compare import BUDGETS, DEFAULT_METHODS, compare, format_markdown, plot_curves, summarise
+
+    methods = args.methods.split(",") if args.methods else list(DEFAULT_METHODS)
+    results = compare(args.workloads.split(","), methods, seeds, args.trials, out, args.target,
+                      args.trials_per_iter or 32)
     budgets = sorted({b for b in BUDGETS if b <= args.trials} | {args.trials})
     summary = summarise(results, budgets)
-    table = format_markdown(summary, budgets)
-    command = "tgraph " + shlex.join(args.argv)
-    (out / "compare.json").write_text(json.dumps({"command": command, "summary": summary,
-                                                  "runs": [r.__dict__ for r in results]}, indent=1))
-    (out / "compare.md").write_text(f"Command: `{command}`\n\n{table}")
     plot_curves(results, out / "compare.png")
-    print(table)
-    print(f"wrote {out / 'compare.md'}, compare.json and compare.png")
+    _write_report(out, "compare", command, format_markdown(summary, budgets),
+                  {"cpu": host_cpu_names(), "summary": summary, "runs": [r.__dict__ for r in results]})
+    return 0
+
+
+def _compare_models(args, out: Path, seeds: list[int], command: str) -> int:
+    from ..workflows.model_compare import (DEFAULT_MODEL_METHODS, compare_models, format_models_markdown,
+                                           plot_model_curves, summarise_models)
+
+    methods = args.methods.split(",") if args.methods else list(DEFAULT_MODEL_METHODS)
+    checkpoints = tuple(sorted(set(args.checkpoints)))
+    results, untuned_s = compare_models(args.models.split(","), methods, seeds, args.trials_per_task, checkpoints,
+                                        out, args.target, args.trials_per_iter or 8)
+    summary = summarise_models(results)
+    plot_model_curves(results, out / "compare_models.png", untuned_s)
+    _write_report(out, "compare_models", command, format_models_markdown(summary, untuned_s),
+                  {"untuned_s": untuned_s, "summary": summary, "runs": [r.__dict__ for r in results]})
     return 0

@@ -33,7 +33,7 @@ from ..files import atomic_write_bytes
 from ..measure import FastBuilder, make_runner
 from ..model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
 from ..testing import random_candidates
-from ..tvm_env import host_cpu
+from ..tvm_env import host_cpu_names
 from .tuning import tune
 
 #: The collector's evaluator: one run per repeat, ten repeats, cache flushed, latency is
@@ -138,20 +138,6 @@ def default_suite(target) -> list[CollectTask]:
             seen.add(key)
             suite.append(task)
     return interleave_families(suite)
-
-
-def host_cpu_names() -> dict[str, str]:
-    """The host CPU as LLVM names it (``mcpu``) and as the kernel reports it."""
-    import platform
-
-    name = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    return {"llvm": host_cpu(), "name": name}
 
 
 def records_per_workload(work_dir: Path) -> dict[str, int]:

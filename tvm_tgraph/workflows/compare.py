@@ -49,26 +49,53 @@ class RunResult:
     cost_model_split: dict | None = None   # {"predict": s, "update": s}
 
 
+def run_directory(out_dir: Path, workload: str, method: str, seed: int) -> Path:
+    """``OUT/runs/<workload>/<method>/seed<k>``, the workload's name made a folder name."""
+    return Path(out_dir) / "runs" / workload.replace("/", "_").replace(":", "_") / method / f"seed{seed}"
+
+
+def finished_run(run_dir: Path, kind, name: str, method: str, seed: int):
+    """The run stored in ``run_dir/result.json`` (a ``kind`` dataclass whose first three
+    fields are the workload's name, the method and the seed), or None if it is not finished.
+
+    Raises
+    ------
+    ValueError
+        If the file holds another run's result.
+    """
+    result_file = run_dir / "result.json"
+    if not result_file.is_file():
+        return None
+    stored = kind(**json.loads(result_file.read_text()))
+    identity = tuple(asdict(stored).values())[:3]
+    if identity != (name, method, seed):
+        raise ValueError(f"{result_file} holds the run of {' / '.join(map(str, identity))}, "
+                         f"not of {name} / {method} / {seed}")
+    return stored
+
+
+def set_aside_interrupted(run_dir: Path) -> None:
+    """Rename an interrupted run's folder (its database's trial order is incomplete) to
+    ``<name>.interrupted-<time>``: kept, never overwritten, never resumed."""
+    if run_dir.exists():
+        run_dir.rename(run_dir.with_name(f"{run_dir.name}.interrupted-{time.strftime('%Y%m%d-%H%M%S')}"))
+
+
 def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, target,
             trials_per_iter: int, builder, runner) -> RunResult:
     """Tune ``workload`` with ``method`` (or read the finished run back)."""
-    run_dir = out_dir / "runs" / workload.replace("/", "_").replace(":", "_") / method / f"seed{seed}"
-    result_file = run_dir / "result.json"
-    if result_file.is_file():
-        stored = RunResult(**json.loads(result_file.read_text()))
-        if (stored.workload, stored.method, stored.seed) != (workload, method, seed):
-            raise ValueError(f"{result_file} holds the run of {stored.workload} / {stored.method} / seed "
-                             f"{stored.seed}, not of {workload} / {method} / seed {seed}")
+    run_dir = run_directory(out_dir, workload, method, seed)
+    stored = finished_run(run_dir, RunResult, workload, method, seed)
+    if stored is not None:
         return stored
-    if run_dir.exists():  # interrupted: its trial order is incomplete, keep it aside
-        run_dir.rename(run_dir.with_name(f"{run_dir.name}.interrupted-{time.strftime('%Y%m%d-%H%M%S')}"))
+    set_aside_interrupted(run_dir)
     cost_model, strategy = METHODS[method]
     summary = tune(load_module(workload), cost_model, trials, run_dir, target=target, seed=seed,
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy,
                    progress=False, shutdown_builder=False)
     result = RunResult(workload, method, seed, [float(x) for x in summary.curve], summary.wall_s,
                        summary.cost_model_s, summary.cost_model_split)
-    atomic_write_bytes(result_file, json.dumps(asdict(result), indent=1).encode())
+    atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
     return result
 
 

@@ -46,6 +46,11 @@ class TuneSummary:
         Wall time spent in the cost model's ``predict`` and ``update``.
     cost_model_split : dict
         That time by method: ``{"predict": s, "update": s}``.
+    trial_wall_s : np.ndarray
+        ``(trials of this run,)`` seconds from the start of the run until each candidate's
+        result was recorded (after the cost model's update on its batch), in trial order.
+    trial_cost_model_s : np.ndarray
+        ``(trials of this run,)`` ``cost_model_s`` spent by then.
     """
 
     best_latency_s: float
@@ -56,6 +61,8 @@ class TuneSummary:
     work_dir: str
     cost_model_s: float = 0.0
     cost_model_split: dict | None = None
+    trial_wall_s: np.ndarray | None = None
+    trial_cost_model_s: np.ndarray | None = None
 
 
 def progress_callback(bar):
@@ -77,6 +84,21 @@ def progress_callback(bar):
             self.bar.update(len(runner_results))
 
     return ProgressCallback()
+
+
+def trial_clock_callback(start: float, timed_model: TimedCostModel, marks: list):
+    """A MetaSchedule measure callback that appends, per measured candidate, ``(seconds
+    since start, seconds spent in timed_model so far)`` to ``marks``."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
+
+    @derived_object
+    class TrialClock(PyMeasureCallback):
+        def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
+            mark = (time.perf_counter() - start, timed_model.total_seconds)
+            marks.extend([mark] * len(runner_results))
+
+    return TrialClock()
 
 
 def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
@@ -174,7 +196,10 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     runner = runner or make_runner()
     from tqdm import tqdm
 
+    start = time.perf_counter()
+    marks: list[tuple[float, float]] = []
     callbacks = list(ms.measure_callback.MeasureCallback.create("default"))
+    callbacks.append(trial_clock_callback(start, timed_model, marks))
     own_bar = progress is True
     if progress:
         bar = tqdm(total=trials, desc=f"tuning ({type(cost_model).__name__})", unit="trial") if own_bar else progress
@@ -187,7 +212,6 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     # MetaSchedule's logging set-up raises its logger to DEBUG; keep the caller's level.
     ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
     level = ms_logger.level
-    start = time.perf_counter()
     if is_relax_module(mod):
         with target:
             lowered = tvm.relax.get_pipeline("zero")(mod)
@@ -203,8 +227,9 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     curve = tuning_curve(*latencies_in_trial_order(work_dir))
     best = float(curve[-1]) if len(curve) else float("inf")
     best_trial = int(np.argmax(curve == best)) + 1 if np.isfinite(best) else 0
+    clock = np.asarray(marks, dtype=np.float64).reshape(-1, 2)
     return TuneSummary(best, best_trial, len(curve), wall, curve, str(work_dir), timed_model.total_seconds,
-                       dict(timed_model.seconds))
+                       dict(timed_model.seconds), clock[:, 0], clock[:, 1])
 
 
 def tuning_curve(latency: np.ndarray, workload: np.ndarray) -> np.ndarray:

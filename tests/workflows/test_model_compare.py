@@ -1,0 +1,86 @@
+"""tgraph compare --models on a tiny model: real whole-model tuning, end-to-end timing at
+budget checkpoints, summary, resuming."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import drop_capture_handlers
+
+from tvm_tgraph.cli import main
+from tvm_tgraph.database import RECORD_FILE, latencies_in_trial_order
+from tvm_tgraph.workflows.model_compare import ModelRun, summarise_models
+
+MODEL = (
+    "import torch\n"
+    "from tvm_tgraph.model_zoo import to_relax\n"
+    "def mlp():\n"
+    "    torch.manual_seed(0)\n"
+    "    layer = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))\n"
+    "    return to_relax(layer, torch.randn(16, 64))\n"
+)
+
+
+def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys):
+    source = tmp_path / "model.py"
+    source.write_text(MODEL)
+    out = tmp_path / "out"
+    args = ["compare", "--models", f"{source}:mlp", "--methods", "tgraph+pruning,random",
+            "--trials-per-task", "4", "--checkpoints", "2,4", "--trials-per-iter", "2", "--seeds", "0",
+            "--out", str(out), "--target", '{"kind": "llvm", "num-cores": 2}']
+    drop_capture_handlers()
+    assert main(args) == 0
+    report = json.loads((out / "compare_models.json").read_text())
+    [(model, entry)] = report["summary"].items()
+    assert entry["tasks"] == 2 and entry["checkpoints"] == [2, 4]
+    assert report["untuned_s"][model] > 0 and (out / "compare_models.png").stat().st_size > 0
+    for run in report["runs"]:
+        assert run["trials"] == 4 * run["tasks"]
+        assert all(0 < run["latency_s"][b] < report["untuned_s"][model] * 10 for b in ("2", "4"))
+        assert max(run["max_abs_diff"].values()) < 1e-3       # every tuned build computes the same
+        assert 0 < run["wall_at_s"]["2"] <= run["wall_at_s"]["4"] <= run["wall_s"]
+        assert run["cpu"]["llvm"]
+    run_dir = out / "runs" / model.replace("/", "_").replace(":", "_") / "random" / "seed0"
+    latency, _ = latencies_in_trial_order(run_dir)
+    assert len(latencies_in_trial_order(run_dir / "at2")[0]) == 2 * 2   # the first 2 trials per task
+    assert latencies_in_trial_order(run_dir / "at2")[0].tolist() == latency[:4].tolist()
+    assert "| tgraph+pruning |" in (out / "compare_models.md").read_text()
+
+    # timing interrupted after the tuning finished: resumed without tuning again
+    first = {r["method"]: r["latency_s"] for r in report["runs"]}
+    (run_dir / "result.json").unlink()
+    records = (run_dir / RECORD_FILE).read_text()
+    capsys.readouterr()
+    assert main(args) == 0
+    assert (run_dir / RECORD_FILE).read_text() == records
+    again = {r["method"]: r["latency_s"] for r in json.loads((out / "compare_models.json").read_text())["runs"]}
+    assert {m: v for m, v in again.items() if m != "random"} == {m: v for m, v in first.items() if m != "random"}
+
+
+def test_model_compare_rejects_checkpoints_beyond_the_budget(tmp_path, capsys):
+    assert main(["compare", "--models", "model_resnet", "--trials-per-task", "8", "--checkpoints", "4,16",
+                 "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "checkpoints must lie within 1..8" in err and err.count("\n") == 1
+
+
+def _run(method, latencies, seed=0):
+    checkpoints = {"4": latencies[0], "8": latencies[1]}
+    return ModelRun("m", method, seed, tasks=3, trials=24, wall_s=100.0, cost_model_s=10.0, latency_s=checkpoints,
+                    wall_at_s={"4": 50.0, "8": 100.0}, cost_model_at_s={"4": 5.0, "8": 10.0},
+                    max_abs_diff={"4": 0.0, "8": 0.0}, cpu={"llvm": "x", "name": "x"})
+
+
+def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
+    results = [_run("xgb", [4.0, 3.0]), _run("xgb-warm16", [5.0, 2.0]),
+               _run("tgraph+pruning", [2.0, 1.5]), _run("tgraph+pruning", [2.5, 1.0], seed=1)]
+    summary = summarise_models(results)["m"]
+    assert summary["reference_s"] == 2.0                     # xgb-warm16's final median
+    tg = summary["methods"]["tgraph+pruning"]
+    assert tg["latency_s"]["8"] == {"median": 1.25, "min": 1.0, "max": 1.5}
+    assert tg["vs_stronger_xgb"] == pytest.approx({"4": 2.25 / 4.0, "8": 1.25 / 2.0})
+    assert tg["trials_per_task_to_reference"] == {"median": 6.0, "per_seed": [4, 8]}
+    assert summary["methods"]["xgb"]["trials_per_task_to_reference"]["median"] == np.inf
+    assert tg["cost_model_share"] == 0.1 and tg["wall_at_s"] == {"4": 50.0, "8": 100.0}

@@ -1,0 +1,288 @@
+"""Whole models side by side: each method tunes every task of a Relax model within one
+budget, and the model is timed end to end at budget checkpoints.
+
+A run tunes the model once with MetaSchedule's task scheduler (``tune_relax``, budget =
+trials per task x tasks) and records when each trial's result arrived. Then, for each
+checkpoint ``b`` (trials per task), the database as it stood after ``b x tasks`` trials is
+written beside the run (``at<b>/``), the model is compiled with it (tasks without a record
+keep TVM's default schedule, as users would get them) and timed with the Relax VM. The
+curves are end-to-end latency against measured trials and against the tuning wall time
+spent to reach each checkpoint (compiling and timing at checkpoints is not counted: a user
+tuning once would not pay it).
+
+Each run lives in ``OUT/runs/<model>/<method>/seed<k>/``: ``tuning.json`` when its tuning
+finished (an interrupted tuning is set aside and rerun), ``result.json`` when its
+checkpoints are timed too (a finished run is read back when the comparison is rerun).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..database import write_database_prefix
+from ..files import atomic_write_bytes
+from ..measure import FastBuilder, make_runner
+from ..model_zoo import extract_tir_tasks
+from ..tvm_env import host_cpu_names, make_target
+from ..workloads import load_module
+from .compare import METHODS, XGB_METHODS, finished_run, run_directory, set_aside_interrupted
+from .end_to_end import compile_default, compile_tuned, random_inputs, run_and_time
+from .tuning import tune
+
+DEFAULT_MODEL_METHODS = ("tgraph+pruning", "tgraph", "xgb", "xgb-warm16", "random")
+#: Trials per task at which the model is compiled and timed.
+CHECKPOINTS = (2, 4, 8, 16, 32)
+
+
+@dataclass
+class ModelRun:
+    """One whole-model tuning run and its end-to-end latencies.
+
+    ``latency_s[str(b)]``: end-to-end latency (s, median of repeats) built with the first
+    ``b x tasks`` trials; ``wall_at_s[str(b)]`` / ``cost_model_at_s[str(b)]``: tuning wall time
+    and cost-model time spent by then; ``max_abs_diff[str(b)]``: largest difference between
+    that build's output and the untuned build's on the same random input.
+    """
+
+    model: str
+    method: str
+    seed: int
+    tasks: int
+    trials: int
+    wall_s: float
+    cost_model_s: float
+    latency_s: dict
+    wall_at_s: dict
+    cost_model_at_s: dict
+    max_abs_diff: dict
+    cpu: dict
+
+
+@dataclass
+class UntunedModel:
+    """A model as TVM builds it without tuning: the reference output and latency."""
+
+    inputs: list
+    output: np.ndarray
+    latency_s: float
+
+
+def untuned(mod, target) -> UntunedModel:
+    """Build ``mod`` with ``tvm.compile`` (no tuning), run it on one random input, time it."""
+    inputs = random_inputs(mod)
+    output, latency, _ = run_and_time(compile_default(mod, target), inputs)
+    return UntunedModel(inputs, output, latency)
+
+
+def _tune_once(model: str, mod, method: str, seed: int, trials: int, run_dir: Path, target, trials_per_iter: int,
+               builder, runner) -> dict:
+    """Tune (or read back the finished tuning of) one run; returns ``tuning.json``'s content."""
+    tuning_file = run_dir / "tuning.json"
+    if tuning_file.is_file():
+        return json.loads(tuning_file.read_text())
+    set_aside_interrupted(run_dir)
+    cost_model, strategy = METHODS[method]
+    summary = tune(mod, cost_model, trials, run_dir, target=target, seed=seed, trials_per_iter=trials_per_iter,
+                   builder=builder, runner=runner, strategy=strategy, progress=False, shutdown_builder=False)
+    tuning = {"model": model, "method": method, "seed": seed, "trials": summary.trials, "wall_s": summary.wall_s,
+              "cost_model_s": summary.cost_model_s, "trial_wall_s": summary.trial_wall_s.tolist(),
+              "trial_cost_model_s": summary.trial_cost_model_s.tolist(), "cpu": host_cpu_names()}
+    atomic_write_bytes(tuning_file, json.dumps(tuning).encode())
+    return tuning
+
+
+def run_model(model: str, method: str, seed: int, trials_per_task: int, checkpoints: tuple[int, ...],
+              out_dir: Path, target, trials_per_iter: int, builder, runner, reference) -> ModelRun:
+    """Tune ``model`` with ``method`` and time it at each checkpoint (or read the finished run).
+
+    ``reference`` is a zero-argument function returning the model's :class:`UntunedModel`
+    (called only when a checkpoint has to be timed).
+    """
+    run_dir = run_directory(out_dir, model, method, seed)
+    stored = finished_run(run_dir, ModelRun, model, method, seed)
+    if stored is not None:
+        return stored
+    mod = load_module(model)
+    tasks = len(extract_tir_tasks(mod, target))
+    tuning = _tune_once(model, mod, method, seed, trials_per_task * tasks, run_dir, target, trials_per_iter,
+                        builder, runner)
+    base = reference()
+    latency, wall_at, cost_at, diff = {}, {}, {}, {}
+    for budget in checkpoints:
+        kept = write_database_prefix(run_dir, run_dir / f"at{budget}", budget * tasks)
+        output, latency[str(budget)], _ = run_and_time(compile_tuned(mod, target, run_dir / f"at{budget}"),
+                                                       base.inputs)
+        diff[str(budget)] = float(np.max(np.abs(output - base.output)))
+        wall_at[str(budget)] = tuning["trial_wall_s"][kept - 1] if kept else 0.0
+        cost_at[str(budget)] = tuning["trial_cost_model_s"][kept - 1] if kept else 0.0
+    result = ModelRun(model, method, seed, tasks, tuning["trials"], tuning["wall_s"], tuning["cost_model_s"],
+                      latency, wall_at, cost_at, diff, tuning["cpu"])
+    atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
+    return result
+
+
+def compare_models(models: list[str], methods: list[str], seeds: list[int], trials_per_task: int,
+                   checkpoints: tuple[int, ...], out_dir: str | Path, target=None,
+                   trials_per_iter: int = 8) -> tuple[list[ModelRun], dict[str, float]]:
+    """Run (or resume) every (model, method, seed).
+
+    Returns
+    -------
+    (list of ModelRun, dict)
+        Every run, and per model the untuned build's latency (s) where it was measured in
+        this call (models whose runs were all finished before are not rebuilt).
+    """
+    from tqdm import tqdm
+
+    unknown = set(methods) - set(METHODS)
+    if unknown:
+        raise ValueError(f"unknown methods {sorted(unknown)}; known: {', '.join(METHODS)}")
+    if not checkpoints or min(checkpoints) < 1 or max(checkpoints) > trials_per_task:
+        raise ValueError(f"checkpoints must lie within 1..{trials_per_task} trials per task, got {list(checkpoints)}")
+    target = make_target(target) if not hasattr(target, "kind") else target
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    builder, runner = FastBuilder(), make_runner()
+    untuned_builds: dict[str, UntunedModel] = {}
+
+    def reference_of(model):
+        def reference():
+            if model not in untuned_builds:
+                untuned_builds[model] = untuned(load_module(model), target)
+            return untuned_builds[model]
+        return reference
+
+    jobs = [(model, method, seed) for model in models for seed in seeds for method in methods]
+    results = []
+    try:
+        with tqdm(jobs, desc="compare models", unit="run") as bar:
+            for model, method, seed in bar:
+                bar.set_postfix_str(f"{model} {method} seed {seed}")
+                results.append(run_model(model, method, seed, trials_per_task, tuple(checkpoints), out_dir, target,
+                                         trials_per_iter, builder, runner, reference_of(model)))
+    finally:
+        builder.shutdown()
+    return results, {model: build.latency_s for model, build in untuned_builds.items()}
+
+
+def _spread(values) -> dict:
+    return {"median": float(np.median(values)), "min": float(np.min(values)), "max": float(np.max(values))}
+
+
+def summarise_models(results: list[ModelRun]) -> dict:
+    """Per model and method, over seeds: end-to-end latency at each checkpoint (median,
+    min, max), the ratio of the median to the stronger XGBoost's (the lower median of
+    ``xgb`` / ``xgb-warm16`` at that checkpoint), trials per task needed to reach the stronger
+    XGBoost's final median (the first checkpoint at or below it, per seed), the tuning wall
+    time to each checkpoint and the cost model's share of the whole run.
+
+    Returns ``{model: {"tasks", "checkpoints", "reference_s", "methods": {method: {...}}}}``.
+    """
+    summary = {}
+    for model in dict.fromkeys(r.model for r in results):
+        runs: dict[str, list[ModelRun]] = {}
+        for r in results:
+            if r.model == model:
+                runs.setdefault(r.method, []).append(r)
+        checkpoints = sorted({int(b) for rs in runs.values() for r in rs for b in r.latency_s})
+        final = str(checkpoints[-1])
+        methods = {}
+        for method, rs in runs.items():
+            methods[method] = {
+                "seeds": [r.seed for r in rs],
+                "latency_s": {str(b): _spread([r.latency_s[str(b)] for r in rs]) for b in checkpoints},
+                "wall_at_s": {str(b): float(np.median([r.wall_at_s[str(b)] for r in rs])) for b in checkpoints},
+                "wall_s": float(np.median([r.wall_s for r in rs])),
+                "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
+                "max_abs_diff": float(max(max(r.max_abs_diff.values()) for r in rs)),
+            }
+        xgb = [m for m in XGB_METHODS if m in methods]
+        reference = min((methods[m]["latency_s"][final]["median"] for m in xgb), default=float("nan"))
+        for method, entry in methods.items():
+            if xgb:
+                entry["vs_stronger_xgb"] = {
+                    str(b): entry["latency_s"][str(b)]["median"] / min(methods[m]["latency_s"][str(b)]["median"]
+                                                                       for m in xgb)
+                    for b in checkpoints}
+            reach = [next((b for b in checkpoints if r.latency_s[str(b)] <= reference), float("inf"))
+                     for r in runs[method]]
+            entry["trials_per_task_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
+        tasks = runs[next(iter(runs))][0].tasks
+        summary[model] = {"tasks": tasks, "checkpoints": checkpoints, "reference_s": reference, "methods": methods}
+    return summary
+
+
+def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = None) -> str:
+    """Per model: end-to-end latency (ms, median [min-max] over seeds) at each checkpoint,
+    tuning wall time to each checkpoint, and the comparison with the stronger XGBoost."""
+    lines = []
+    for model, entry in summary.items():
+        checkpoints = entry["checkpoints"]
+        final = str(checkpoints[-1])
+        lines += [f"### {model} ({entry['tasks']} tasks)", ""]
+        if untuned_s and model in untuned_s:
+            lines += [f"Untuned `tvm.compile` build: {untuned_s[model] * 1e3:.3f} ms.", ""]
+        lines += [f"Reference (stronger XGBoost's median at {final} trials per task): "
+                  f"{entry['reference_s'] * 1e3:.4f} ms", "",
+                  "End-to-end latency, ms, median [min-max] over seeds, by trials per task:", "",
+                  "| method | " + " | ".join(f"@{b}" for b in checkpoints)
+                  + f" | vs stronger XGB @{final} | trials/task to reference | wall s | cost-model share |"
+                  " max output diff |",
+                  "| --- |" + " --- |" * (len(checkpoints) + 5)]
+        for method, m in entry["methods"].items():
+            cells = [f"{m['latency_s'][str(b)]['median'] * 1e3:.3f} [{m['latency_s'][str(b)]['min'] * 1e3:.3f}-"
+                     f"{m['latency_s'][str(b)]['max'] * 1e3:.3f}]" for b in checkpoints]
+            reach = m["trials_per_task_to_reference"]["median"]
+            ratio = m.get("vs_stronger_xgb", {}).get(final)
+            lines.append(f"| {method} | " + " | ".join(cells)
+                         + f" | {'-' if ratio is None else f'{ratio:.3f}x'} | "
+                         f"{f'{reach:.0f}' if np.isfinite(reach) else 'not reached'} | {m['wall_s']:.0f} | "
+                         f"{m['cost_model_share'] * 100:.1f}% | {m['max_abs_diff']:.1e} |")
+        lines += ["", "Tuning wall time (s, median over seeds) to reach each checkpoint:", "",
+                  "| method | " + " | ".join(f"@{b}" for b in checkpoints) + " |",
+                  "| --- |" + " --- |" * len(checkpoints)]
+        for method, m in entry["methods"].items():
+            lines.append(f"| {method} | " + " | ".join(f"{m['wall_at_s'][str(b)]:.0f}" for b in checkpoints) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_model_curves(results: list[ModelRun], path: str | Path, untuned_s: dict[str, float] | None = None) -> None:
+    """Per model: end-to-end latency against total measured trials (left) and against tuning
+    wall time (right); median over seeds, band = min-max; dotted: the untuned build."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models = list(dict.fromkeys(r.model for r in results))
+    fig, axes = plt.subplots(len(models), 2, figsize=(13, 4.5 * len(models)), squeeze=False)
+    for row, model in enumerate(models):
+        by_trials, by_wall = axes[row]
+        for method in dict.fromkeys(r.method for r in results if r.model == model):
+            runs = [r for r in results if r.model == model and r.method == method]
+            checkpoints = sorted(int(b) for b in runs[0].latency_s)
+            latency = np.array([[r.latency_s[str(b)] for b in checkpoints] for r in runs]) * 1e3
+            wall = np.median([[r.wall_at_s[str(b)] for b in checkpoints] for r in runs], axis=0)
+            trials = np.array(checkpoints) * runs[0].tasks
+            for ax, x in ((by_trials, trials), (by_wall, wall)):
+                line, = ax.plot(x, np.median(latency, axis=0), marker="o", label=f"{method} (n={len(runs)})")
+                ax.fill_between(x, latency.min(axis=0), latency.max(axis=0), color=line.get_color(), alpha=0.12)
+        tasks = runs[0].tasks
+        for ax, xlabel, what in ((by_trials, f"measured trials (all {tasks} tasks)", "trials"),
+                                 (by_wall, "tuning wall time (s)", "wall time")):
+            if untuned_s and model in untuned_s:
+                ax.axhline(untuned_s[model] * 1e3, color="grey", linestyle=":", label="untuned build")
+            ax.set_yscale("log")
+            ax.set_title(f"{model}: end-to-end latency vs {what}")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel("end-to-end latency (ms)")
+            ax.grid(True, which="both", alpha=0.3)
+        by_trials.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
