@@ -131,6 +131,9 @@ WORKLOADS: dict[str, Callable] = {
 
 def _relax_model(family: str, **sizes):
     def build():
+        import torch
+
+        torch.manual_seed(0)   # the same weights on every call
         return to_relax(*MODELS[family](**sizes))
 
     build.__doc__ = f"Relax IRModule of the {family} model at {sizes}."

@@ -84,3 +84,11 @@ def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
     assert tg["trials_per_task_to_reference"] == {"median": 6.0, "per_seed": [4, 8]}
     assert summary["methods"]["xgb"]["trials_per_task_to_reference"]["median"] == np.inf
     assert tg["cost_model_share"] == 0.1 and tg["wall_at_s"] == {"4": 50.0, "8": 100.0}
+
+
+def test_a_built_in_model_has_the_same_weights_on_every_load():
+    import tvm_ffi
+
+    from tvm_tgraph.workloads import load_module
+
+    assert tvm_ffi.structural_equal(load_module("model_transformer"), load_module("model_transformer"))

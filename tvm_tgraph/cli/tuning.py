@@ -139,7 +139,7 @@ def add_compare(sub) -> None:
                    help="models: trials per task at which the model is built and timed end to end "
                         f"(default {','.join(map(str, CHECKPOINTS))})")
     p.add_argument("--trials-per-iter", type=int,
-                   help="candidates measured per round (default 32 for operators, 8 for models)")
+                   help="candidates measured per round (default 32 for operators, 16 for models)")
     p.add_argument("--seeds", type=int_list, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--out", required=True, help="directory for the runs' databases and the report "
                                                 "(compare.{json,md,png}; with --models compare_models.*)")
@@ -182,7 +182,7 @@ def _compare_models(args, out: Path, seeds: list[int], command: str) -> int:
     methods = args.methods.split(",") if args.methods else list(DEFAULT_MODEL_METHODS)
     checkpoints = tuple(sorted(set(args.checkpoints)))
     results, untuned_s = compare_models(args.models.split(","), methods, seeds, args.trials_per_task, checkpoints,
-                                        out, args.target, args.trials_per_iter or 8)
+                                        out, args.target, args.trials_per_iter or 16)
     summary = summarise_models(results)
     plot_model_curves(results, out / "compare_models.png", untuned_s)
     _write_report(out, "compare_models", command, format_models_markdown(summary, untuned_s),

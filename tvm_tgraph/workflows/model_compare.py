@@ -60,6 +60,7 @@ class ModelRun:
     cost_model_at_s: dict
     max_abs_diff: dict
     cpu: dict
+    cost_model_split: dict | None = None   # {"predict": s, "update": s}
 
 
 @dataclass
@@ -89,24 +90,24 @@ def _tune_once(model: str, mod, method: str, seed: int, trials: int, run_dir: Pa
     summary = tune(mod, cost_model, trials, run_dir, target=target, seed=seed, trials_per_iter=trials_per_iter,
                    builder=builder, runner=runner, strategy=strategy, progress=False, shutdown_builder=False)
     tuning = {"model": model, "method": method, "seed": seed, "trials": summary.trials, "wall_s": summary.wall_s,
-              "cost_model_s": summary.cost_model_s, "trial_wall_s": summary.trial_wall_s.tolist(),
+              "cost_model_s": summary.cost_model_s, "cost_model_split": summary.cost_model_split,
+              "trial_wall_s": summary.trial_wall_s.tolist(),
               "trial_cost_model_s": summary.trial_cost_model_s.tolist(), "cpu": host_cpu_names()}
     atomic_write_bytes(tuning_file, json.dumps(tuning).encode())
     return tuning
 
 
-def run_model(model: str, method: str, seed: int, trials_per_task: int, checkpoints: tuple[int, ...],
+def run_model(model: str, mod, method: str, seed: int, trials_per_task: int, checkpoints: tuple[int, ...],
               out_dir: Path, target, trials_per_iter: int, builder, runner, reference) -> ModelRun:
     """Tune ``model`` with ``method`` and time it at each checkpoint (or read the finished run).
 
-    ``reference`` is a zero-argument function returning the model's :class:`UntunedModel`
-    (called only when a checkpoint has to be timed).
+    ``reference`` is a zero-argument function returning the :class:`UntunedModel` of the
+    same ``mod`` (called only when a checkpoint has to be timed).
     """
     run_dir = run_directory(out_dir, model, method, seed)
     stored = finished_run(run_dir, ModelRun, model, method, seed)
     if stored is not None:
         return stored
-    mod = load_module(model)
     tasks = len(extract_tir_tasks(mod, target))
     tuning = _tune_once(model, mod, method, seed, trials_per_task * tasks, run_dir, target, trials_per_iter,
                         builder, runner)
@@ -120,14 +121,14 @@ def run_model(model: str, method: str, seed: int, trials_per_task: int, checkpoi
         wall_at[str(budget)] = tuning["trial_wall_s"][kept - 1] if kept else 0.0
         cost_at[str(budget)] = tuning["trial_cost_model_s"][kept - 1] if kept else 0.0
     result = ModelRun(model, method, seed, tasks, tuning["trials"], tuning["wall_s"], tuning["cost_model_s"],
-                      latency, wall_at, cost_at, diff, tuning["cpu"])
+                      latency, wall_at, cost_at, diff, tuning["cpu"], tuning.get("cost_model_split"))
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
     return result
 
 
 def compare_models(models: list[str], methods: list[str], seeds: list[int], trials_per_task: int,
                    checkpoints: tuple[int, ...], out_dir: str | Path, target=None,
-                   trials_per_iter: int = 8) -> tuple[list[ModelRun], dict[str, float]]:
+                   trials_per_iter: int = 16) -> tuple[list[ModelRun], dict[str, float]]:
     """Run (or resume) every (model, method, seed).
 
     Returns
@@ -147,12 +148,13 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     builder, runner = FastBuilder(), make_runner()
+    modules: dict[str, object] = {}
     untuned_builds: dict[str, UntunedModel] = {}
 
     def reference_of(model):
-        def reference():
+        def reference():   # the tuned builds are checked against this module's own untuned build
             if model not in untuned_builds:
-                untuned_builds[model] = untuned(load_module(model), target)
+                untuned_builds[model] = untuned(modules[model], target)
             return untuned_builds[model]
         return reference
 
@@ -162,8 +164,10 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
         with tqdm(jobs, desc="compare models", unit="run") as bar:
             for model, method, seed in bar:
                 bar.set_postfix_str(f"{model} {method} seed {seed}")
-                results.append(run_model(model, method, seed, trials_per_task, tuple(checkpoints), out_dir, target,
-                                         trials_per_iter, builder, runner, reference_of(model)))
+                if model not in modules:
+                    modules[model] = load_module(model)
+                results.append(run_model(model, modules[model], method, seed, trials_per_task, tuple(checkpoints),
+                                         out_dir, target, trials_per_iter, builder, runner, reference_of(model)))
     finally:
         builder.shutdown()
     return results, {model: build.latency_s for model, build in untuned_builds.items()}
