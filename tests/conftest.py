@@ -30,6 +30,16 @@ def target():
 
 
 #: A small collection plan: 10 random samples and 6 evolutionary ones per task.
+#: A file defining ``mlp()``, a two-layer PyTorch MLP imported into Relax (two tasks when tuned).
+TINY_MLP_SOURCE = (
+    "import torch\n"
+    "from tvm_tgraph.model_zoo import to_relax\n"
+    "def mlp():\n"
+    "    torch.manual_seed(0)\n"
+    "    layer = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))\n"
+    "    return to_relax(layer, torch.randn(16, 64))\n"
+)
+
 COLLECT_PLAN = CollectPlan(random_trials=10, evolutionary_trials=6, trials_per_iter=8)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import drop_capture_handlers
+from conftest import TINY_MLP_SOURCE, drop_capture_handlers
 
 from tvm_tgraph.cli import main
 from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE, open_database, validate_database
@@ -75,14 +75,7 @@ def test_missing_database(tmp_path):
 
 def test_whole_model_tune_reports_end_to_end_latency(tmp_path, capsys):
     source = tmp_path / "model.py"
-    source.write_text(
-        "import torch\n"
-        "from tvm_tgraph.model_zoo import to_relax\n"
-        "def mlp():\n"
-        "    torch.manual_seed(0)\n"
-        "    layer = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))\n"
-        "    return to_relax(layer, torch.randn(16, 64))\n"
-    )
+    source.write_text(TINY_MLP_SOURCE)
     drop_capture_handlers()
     # several tasks: tune_relax clones the pruning search into each task's context
     code = main(["tune", f"{source}:mlp", "--cost-model", "xgb-warm16", "--strategy", "pruning",

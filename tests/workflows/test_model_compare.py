@@ -7,25 +7,16 @@ import json
 
 import numpy as np
 import pytest
-from conftest import drop_capture_handlers
+from conftest import TINY_MLP_SOURCE, drop_capture_handlers
 
 from tvm_tgraph.cli import main
 from tvm_tgraph.database import RECORD_FILE, latencies_in_trial_order
 from tvm_tgraph.workflows.model_compare import ModelRun, summarise_models
 
-MODEL = (
-    "import torch\n"
-    "from tvm_tgraph.model_zoo import to_relax\n"
-    "def mlp():\n"
-    "    torch.manual_seed(0)\n"
-    "    layer = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))\n"
-    "    return to_relax(layer, torch.randn(16, 64))\n"
-)
-
 
 def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys):
     source = tmp_path / "model.py"
-    source.write_text(MODEL)
+    source.write_text(TINY_MLP_SOURCE)
     out = tmp_path / "out"
     args = ["compare", "--models", f"{source}:mlp", "--methods", "tgraph+pruning,random",
             "--trials-per-task", "4", "--checkpoints", "2,4", "--trials-per-iter", "2", "--seeds", "0",

@@ -99,9 +99,11 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
     return result
 
 
-def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: int, out_dir: str | Path,
-            target=None, trials_per_iter: int = 32) -> list[RunResult]:
-    """Run (or resume) every (workload, method, seed) and return all runs."""
+def run_each(names: list[str], methods: list[str], seeds: list[int], out_dir: str | Path, target, desc: str,
+             run) -> list:
+    """Call ``run(name, method, seed, out_dir, target, builder, runner)`` for every
+    (name, seed, method), in that order, with one builder and runner kept alive; returns
+    the results. Unknown methods are refused before anything runs."""
     from tqdm import tqdm
 
     unknown = set(methods) - set(METHODS)
@@ -111,17 +113,25 @@ def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     builder, runner = FastBuilder(), make_runner()
-    jobs = [(w, m, s) for w in workloads for s in seeds for m in methods]
+    jobs = [(name, method, seed) for name in names for seed in seeds for method in methods]
     results = []
     try:
-        with tqdm(jobs, desc="compare", unit="run") as bar:
-            for workload, method, seed in bar:
-                bar.set_postfix_str(f"{workload} {method} seed {seed}")
-                results.append(run_one(workload, method, seed, trials, out_dir, target, trials_per_iter,
-                                       builder, runner))
+        with tqdm(jobs, desc=desc, unit="run") as bar:
+            for name, method, seed in bar:
+                bar.set_postfix_str(f"{name} {method} seed {seed}")
+                results.append(run(name, method, seed, out_dir, target, builder, runner))
     finally:
         builder.shutdown()
     return results
+
+
+def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: int, out_dir: str | Path,
+            target=None, trials_per_iter: int = 32) -> list[RunResult]:
+    """Run (or resume) every (workload, method, seed) and return all runs."""
+    def run(workload, method, seed, out, target, builder, runner):
+        return run_one(workload, method, seed, trials, out, target, trials_per_iter, builder, runner)
+
+    return run_each(workloads, methods, seeds, out_dir, target, "compare", run)
 
 
 def _best_at(curve: list[float], budget: int) -> float:

@@ -25,11 +25,10 @@ import numpy as np
 
 from ..database import write_database_prefix
 from ..files import atomic_write_bytes
-from ..measure import FastBuilder, make_runner
 from ..model_zoo import extract_tir_tasks
-from ..tvm_env import host_cpu_names, make_target
+from ..tvm_env import host_cpu_names
 from ..workloads import load_module
-from .compare import METHODS, XGB_METHODS, finished_run, run_directory, set_aside_interrupted
+from .compare import METHODS, XGB_METHODS, finished_run, run_directory, run_each, set_aside_interrupted
 from .end_to_end import compile_default, compile_tuned, random_inputs, run_and_time
 from .tuning import tune
 
@@ -137,39 +136,24 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
         Every run, and per model the untuned build's latency (s) where it was measured in
         this call (models whose runs were all finished before are not rebuilt).
     """
-    from tqdm import tqdm
-
-    unknown = set(methods) - set(METHODS)
-    if unknown:
-        raise ValueError(f"unknown methods {sorted(unknown)}; known: {', '.join(METHODS)}")
     if not checkpoints or min(checkpoints) < 1 or max(checkpoints) > trials_per_task:
         raise ValueError(f"checkpoints must lie within 1..{trials_per_task} trials per task, got {list(checkpoints)}")
-    target = make_target(target) if not hasattr(target, "kind") else target
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    builder, runner = FastBuilder(), make_runner()
     modules: dict[str, object] = {}
     untuned_builds: dict[str, UntunedModel] = {}
 
-    def reference_of(model):
+    def run(model, method, seed, out, target, builder, runner):
+        if model not in modules:
+            modules[model] = load_module(model)
+
         def reference():   # the tuned builds are checked against this module's own untuned build
             if model not in untuned_builds:
                 untuned_builds[model] = untuned(modules[model], target)
             return untuned_builds[model]
-        return reference
 
-    jobs = [(model, method, seed) for model in models for seed in seeds for method in methods]
-    results = []
-    try:
-        with tqdm(jobs, desc="compare models", unit="run") as bar:
-            for model, method, seed in bar:
-                bar.set_postfix_str(f"{model} {method} seed {seed}")
-                if model not in modules:
-                    modules[model] = load_module(model)
-                results.append(run_model(model, modules[model], method, seed, trials_per_task, tuple(checkpoints),
-                                         out_dir, target, trials_per_iter, builder, runner, reference_of(model)))
-    finally:
-        builder.shutdown()
+        return run_model(model, modules[model], method, seed, trials_per_task, tuple(checkpoints), out, target,
+                         trials_per_iter, builder, runner, reference)
+
+    results = run_each(models, methods, seeds, out_dir, target, "compare models", run)
     return results, {model: build.latency_s for model, build in untuned_builds.items()}
 
 
