@@ -606,6 +606,15 @@ def to_relax(model, example):
         return from_exported_program(torch.export.export(model.eval(), (example,)))
 
 
+def relax_model(family: str, **sizes):
+    """The Relax ``IRModule`` of the :data:`MODELS` ``family`` at ``sizes``, with the same
+    (random) weights on every call."""
+    import torch
+
+    torch.manual_seed(0)   # before the model is built: its initialisation draws the weights
+    return to_relax(*MODELS[family](**sizes))
+
+
 def extract_tir_tasks(relax_mod, target) -> list[tuple[str, object, int]]:
     """The TIR tasks MetaSchedule tunes for a Relax model.
 

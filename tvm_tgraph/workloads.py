@@ -11,7 +11,7 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
-from .model_zoo import MODELS, to_relax
+from .model_zoo import relax_model
 
 
 def _prim_func(*tensors):
@@ -131,10 +131,7 @@ WORKLOADS: dict[str, Callable] = {
 
 def _relax_model(family: str, **sizes):
     def build():
-        import torch
-
-        torch.manual_seed(0)   # the same weights on every call
-        return to_relax(*MODELS[family](**sizes))
+        return relax_model(family, **sizes)
 
     build.__doc__ = f"Relax IRModule of the {family} model at {sizes}."
     return build

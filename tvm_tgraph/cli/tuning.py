@@ -158,14 +158,13 @@ def _cmd_compare(args) -> int:
     from ..tvm_env import host_cpu_names
 
     out = Path(args.out)
-    seeds = args.seeds
     command = "tgraph " + shlex.join(args.argv)
     if args.models:
-        return _compare_models(args, out, seeds, command)
+        return _compare_models(args, out, command)
     from ..workflows.compare import BUDGETS, DEFAULT_METHODS, compare, format_markdown, plot_curves, summarise
 
     methods = args.methods.split(",") if args.methods else list(DEFAULT_METHODS)
-    results = compare(args.workloads.split(","), methods, seeds, args.trials, out, args.target,
+    results = compare(args.workloads.split(","), methods, args.seeds, args.trials, out, args.target,
                       args.trials_per_iter or 32)
     budgets = sorted({b for b in BUDGETS if b <= args.trials} | {args.trials})
     summary = summarise(results, budgets)
@@ -175,14 +174,14 @@ def _cmd_compare(args) -> int:
     return 0
 
 
-def _compare_models(args, out: Path, seeds: list[int], command: str) -> int:
+def _compare_models(args, out: Path, command: str) -> int:
     from ..workflows.model_compare import (DEFAULT_MODEL_METHODS, compare_models, format_models_markdown,
                                            plot_model_curves, summarise_models)
 
     methods = args.methods.split(",") if args.methods else list(DEFAULT_MODEL_METHODS)
     checkpoints = tuple(sorted(set(args.checkpoints)))
-    results, untuned_s = compare_models(args.models.split(","), methods, seeds, args.trials_per_task, checkpoints,
-                                        out, args.target, args.trials_per_iter or 16)
+    results, untuned_s = compare_models(args.models.split(","), methods, args.seeds, args.trials_per_task,
+                                        checkpoints, out, args.target, args.trials_per_iter or 16)
     summary = summarise_models(results)
     plot_model_curves(results, out / "compare_models.png", untuned_s)
     _write_report(out, "compare_models", command, format_models_markdown(summary, untuned_s),

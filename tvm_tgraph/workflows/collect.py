@@ -31,7 +31,7 @@ from ..database import RECORD_FILE, WORKLOAD_FILE, open_database, read_database,
 from ..errors import RecordError
 from ..files import atomic_write_bytes
 from ..measure import FastBuilder, make_runner
-from ..model_zoo import MODELS, SUITE_SIZES, extract_tir_tasks, to_relax
+from ..model_zoo import SUITE_SIZES, extract_tir_tasks, relax_model
 from ..testing import random_candidates
 from ..tvm_env import host_cpu_names
 from .tuning import tune
@@ -108,7 +108,7 @@ def model_tasks(target) -> list[CollectTask]:
             label = "_".join(f"{k}{v}" for k, v in size.items())
             prefix = f"{family}[{label}]" if label else family
             source = f"model_zoo.{family}({', '.join(f'{k}={v}' for k, v in size.items())}) via torch.export"
-            for name, mod, _weight in extract_tir_tasks(to_relax(*MODELS[family](**size)), target):
+            for name, mod, _weight in extract_tir_tasks(relax_model(family, **size), target):
                 tasks.append(CollectTask(f"{prefix}/{name}", family, source, mod))
     return tasks
 

@@ -70,10 +70,38 @@ def run_and_time(executable, inputs: list[np.ndarray]) -> tuple[np.ndarray, floa
     return output.numpy(), float(np.median(repeats)), repeats
 
 
+@dataclass
+class UntunedModel:
+    """A model as TVM builds it without tuning: one random input, its output, the latency (s)."""
+
+    inputs: list
+    output: np.ndarray
+    latency_s: float
+
+
+def untuned(mod, target) -> UntunedModel:
+    """Build ``mod`` with ``tvm.compile`` (no tuning), run it on one random input, time it."""
+    inputs = random_inputs(mod)
+    output, latency, _ = run_and_time(compile_default(mod, target), inputs)
+    return UntunedModel(inputs, output, latency)
+
+
+def time_tuned(mod, target, work_dir: str | Path, base: UntunedModel) -> tuple[float, float]:
+    """Build ``mod`` with ``work_dir``'s schedules, run it on ``base``'s input and time it.
+
+    Returns
+    -------
+    (float, float)
+        Latency (s, median of repeats) and the largest absolute difference between its
+        output and ``base``'s.
+    """
+    output, latency, _ = run_and_time(compile_tuned(mod, target, work_dir), base.inputs)
+    return latency, float(np.max(np.abs(output - base.output)))
+
+
 def measure_end_to_end(mod, target, work_dir: str | Path) -> EndToEnd:
     """Build ``mod`` tuned (from ``work_dir``) and untuned, check both compute the same
     thing on one random input, and time both."""
-    inputs = random_inputs(mod)
-    tuned_out, tuned_s, _ = run_and_time(compile_tuned(mod, target, work_dir), inputs)
-    default_out, default_s, _ = run_and_time(compile_default(mod, target), inputs)
-    return EndToEnd(tuned_s, default_s, float(np.max(np.abs(tuned_out - default_out))))
+    base = untuned(mod, target)
+    tuned_s, diff = time_tuned(mod, target, work_dir, base)
+    return EndToEnd(tuned_s, base.latency_s, diff)

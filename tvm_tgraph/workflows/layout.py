@@ -20,7 +20,7 @@ from search.layout import layout_search
 from ..checkpoint import load_checkpoint, save_checkpoint
 from ..convert.relax_layout import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, LayoutSpace
 from ..errors import RecordError
-from ..model_zoo import MODELS, to_relax
+from ..model_zoo import relax_model
 from ..nn import TGraphConfig
 from ..pretrain import evaluate_graphs, pretrain, split_configurations
 from ..workloads import load_module
@@ -40,7 +40,7 @@ def load_model(name: str):
     """The Relax IRModule of a :data:`LAYOUT_MODELS` entry (or a built-in/``file.py:NAME`` module)."""
     if name in LAYOUT_MODELS:
         family, sizes = LAYOUT_MODELS[name]
-        return to_relax(*MODELS[family](**sizes))
+        return relax_model(family, **sizes)
     return load_module(name)
 
 

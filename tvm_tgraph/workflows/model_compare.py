@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from ..model_zoo import extract_tir_tasks
 from ..tvm_env import host_cpu_names
 from ..workloads import load_module
 from .compare import METHODS, XGB_METHODS, finished_run, run_directory, run_each, set_aside_interrupted
-from .end_to_end import compile_default, compile_tuned, random_inputs, run_and_time
+from .end_to_end import UntunedModel, time_tuned, untuned
 from .tuning import tune
 
 DEFAULT_MODEL_METHODS = ("tgraph+pruning", "tgraph", "xgb", "xgb-warm16", "random")
@@ -62,23 +63,29 @@ class ModelRun:
     cost_model_split: dict | None = None   # {"predict": s, "update": s}
 
 
-@dataclass
-class UntunedModel:
-    """A model as TVM builds it without tuning: the reference output and latency."""
+class LoadedModel:
+    """A model of the comparison: loaded, split into tasks and built untuned at most once,
+    and only when a run needs it (finished runs are read back without any of it)."""
 
-    inputs: list
-    output: np.ndarray
-    latency_s: float
+    def __init__(self, name: str, target) -> None:
+        self.name = name
+        self.target = target
+
+    @cached_property
+    def mod(self):
+        return load_module(self.name)
+
+    @cached_property
+    def tasks(self) -> int:
+        return len(extract_tir_tasks(self.mod, self.target))
+
+    @cached_property
+    def untuned(self) -> UntunedModel:
+        """The reference the tuned builds are timed against and checked with."""
+        return untuned(self.mod, self.target)
 
 
-def untuned(mod, target) -> UntunedModel:
-    """Build ``mod`` with ``tvm.compile`` (no tuning), run it on one random input, time it."""
-    inputs = random_inputs(mod)
-    output, latency, _ = run_and_time(compile_default(mod, target), inputs)
-    return UntunedModel(inputs, output, latency)
-
-
-def _tune_once(model: str, mod, method: str, seed: int, trials: int, run_dir: Path, target, trials_per_iter: int,
+def _tune_once(model: LoadedModel, method: str, seed: int, trials: int, run_dir: Path, trials_per_iter: int,
                builder, runner) -> dict:
     """Tune (or read back the finished tuning of) one run; returns ``tuning.json``'s content."""
     tuning_file = run_dir / "tuning.json"
@@ -86,9 +93,10 @@ def _tune_once(model: str, mod, method: str, seed: int, trials: int, run_dir: Pa
         return json.loads(tuning_file.read_text())
     set_aside_interrupted(run_dir)
     cost_model, strategy = METHODS[method]
-    summary = tune(mod, cost_model, trials, run_dir, target=target, seed=seed, trials_per_iter=trials_per_iter,
-                   builder=builder, runner=runner, strategy=strategy, progress=False, shutdown_builder=False)
-    tuning = {"model": model, "method": method, "seed": seed, "trials": summary.trials, "wall_s": summary.wall_s,
+    summary = tune(model.mod, cost_model, trials, run_dir, target=model.target, seed=seed,
+                   trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy, progress=False,
+                   shutdown_builder=False)
+    tuning = {"model": model.name, "method": method, "seed": seed, "trials": summary.trials, "wall_s": summary.wall_s,
               "cost_model_s": summary.cost_model_s, "cost_model_split": summary.cost_model_split,
               "trial_wall_s": summary.trial_wall_s.tolist(),
               "trial_cost_model_s": summary.trial_cost_model_s.tolist(), "cpu": host_cpu_names()}
@@ -96,30 +104,22 @@ def _tune_once(model: str, mod, method: str, seed: int, trials: int, run_dir: Pa
     return tuning
 
 
-def run_model(model: str, mod, method: str, seed: int, trials_per_task: int, checkpoints: tuple[int, ...],
-              out_dir: Path, target, trials_per_iter: int, builder, runner, reference) -> ModelRun:
-    """Tune ``model`` with ``method`` and time it at each checkpoint (or read the finished run).
-
-    ``reference`` is a zero-argument function returning the :class:`UntunedModel` of the
-    same ``mod`` (called only when a checkpoint has to be timed).
-    """
-    run_dir = run_directory(out_dir, model, method, seed)
-    stored = finished_run(run_dir, ModelRun, model, method, seed)
+def run_model(model: LoadedModel, method: str, seed: int, trials_per_task: int, checkpoints: tuple[int, ...],
+              out_dir: Path, trials_per_iter: int, builder, runner) -> ModelRun:
+    """Tune ``model`` with ``method`` and time it at each checkpoint (or read the finished run)."""
+    run_dir = run_directory(out_dir, model.name, method, seed)
+    stored = finished_run(run_dir, ModelRun, model.name, method, seed)
     if stored is not None:
         return stored
-    tasks = len(extract_tir_tasks(mod, target))
-    tuning = _tune_once(model, mod, method, seed, trials_per_task * tasks, run_dir, target, trials_per_iter,
-                        builder, runner)
-    base = reference()
+    tuning = _tune_once(model, method, seed, trials_per_task * model.tasks, run_dir, trials_per_iter, builder, runner)
     latency, wall_at, cost_at, diff = {}, {}, {}, {}
     for budget in checkpoints:
-        kept = write_database_prefix(run_dir, run_dir / f"at{budget}", budget * tasks)
-        output, latency[str(budget)], _ = run_and_time(compile_tuned(mod, target, run_dir / f"at{budget}"),
-                                                       base.inputs)
-        diff[str(budget)] = float(np.max(np.abs(output - base.output)))
+        kept = write_database_prefix(run_dir, run_dir / f"at{budget}", budget * model.tasks)
+        latency[str(budget)], diff[str(budget)] = time_tuned(model.mod, model.target, run_dir / f"at{budget}",
+                                                             model.untuned)
         wall_at[str(budget)] = tuning["trial_wall_s"][kept - 1] if kept else 0.0
         cost_at[str(budget)] = tuning["trial_cost_model_s"][kept - 1] if kept else 0.0
-    result = ModelRun(model, method, seed, tasks, tuning["trials"], tuning["wall_s"], tuning["cost_model_s"],
+    result = ModelRun(model.name, method, seed, model.tasks, tuning["trials"], tuning["wall_s"], tuning["cost_model_s"],
                       latency, wall_at, cost_at, diff, tuning["cpu"], tuning.get("cost_model_split"))
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
     return result
@@ -138,23 +138,16 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
     """
     if not checkpoints or min(checkpoints) < 1 or max(checkpoints) > trials_per_task:
         raise ValueError(f"checkpoints must lie within 1..{trials_per_task} trials per task, got {list(checkpoints)}")
-    modules: dict[str, object] = {}
-    untuned_builds: dict[str, UntunedModel] = {}
+    loaded: dict[str, LoadedModel] = {}
 
-    def run(model, method, seed, out, target, builder, runner):
-        if model not in modules:
-            modules[model] = load_module(model)
-
-        def reference():   # the tuned builds are checked against this module's own untuned build
-            if model not in untuned_builds:
-                untuned_builds[model] = untuned(modules[model], target)
-            return untuned_builds[model]
-
-        return run_model(model, modules[model], method, seed, trials_per_task, tuple(checkpoints), out, target,
-                         trials_per_iter, builder, runner, reference)
+    def run(name, method, seed, out, target, builder, runner):
+        model = loaded.setdefault(name, LoadedModel(name, target))
+        return run_model(model, method, seed, trials_per_task, tuple(checkpoints), out, trials_per_iter, builder,
+                         runner)
 
     results = run_each(models, methods, seeds, out_dir, target, "compare models", run)
-    return results, {model: build.latency_s for model, build in untuned_builds.items()}
+    # only the untuned builds this call made (cached_property keeps them in the instance's __dict__)
+    return results, {name: model.untuned.latency_s for name, model in loaded.items() if "untuned" in vars(model)}
 
 
 def _spread(values) -> dict:
