@@ -10,6 +10,14 @@ configuration cross-attention), and only ``k = num_trials_per_iter`` candidates 
 builder: the ``k - e`` best-scored and ``e = round(exploration * k)`` drawn at random from
 the rest of the pool. Everything else in the pool is pruned unbuilt.
 
+By default the proposer's generations are themselves scored with the cost model (each
+generation keeps the candidates the model likes best), so a round scores
+``population_size x (genetic_num_iters + 1)`` candidates plus the pool. With
+``guide_proposer=False`` the proposer draws its pool unguided (random design-space samples
+and mutations of the best measured schedules, picked at random) and the cost model scores
+each candidate of a round once, in the pool: the screening costs a fraction as much, and
+the ranking of one pool is all the model contributes.
+
 Works with any MetaSchedule cost model (``TGraphCostModel``, ``XGBModel``, ...)::
 
     from search import PruningSearch
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 from tvm.ir.utils import derived_object
+from tvm.s_tir.meta_schedule.cost_model import RandomModel
 from tvm.s_tir.meta_schedule.search_strategy import EvolutionarySearch, PySearchStrategy
 
 # The inner search stops on its own trial count; ours is the one that ends the search.
@@ -74,16 +83,21 @@ class PruningSearch(PySearchStrategy):
     init_measured_ratio : float
         Share of the proposer's initial population taken from the best measured
         schedules (the rest are fresh random samples; default 0.2).
+    guide_proposer : bool
+        Score the proposer's generations with the cost model (default ``True``); ``False``
+        lets the proposer pick at random and scores only the pool (see the module's notes).
     """
 
     def __init__(self, pool_size: int = 256, exploration: float = 0.1, population_size: int = 512,
-                 genetic_num_iters: int = 2, init_measured_ratio: float = 0.2) -> None:
+                 genetic_num_iters: int = 2, init_measured_ratio: float = 0.2,
+                 guide_proposer: bool = True) -> None:
         if pool_size < 1:
             raise ValueError(f"pool_size must be positive, got {pool_size}")
         if not 0.0 <= exploration <= 1.0:
             raise ValueError(f"exploration must be within [0, 1], got {exploration}")
         self.params = dict(pool_size=pool_size, exploration=exploration, population_size=population_size,
-                           genetic_num_iters=genetic_num_iters, init_measured_ratio=init_measured_ratio)
+                           genetic_num_iters=genetic_num_iters, init_measured_ratio=init_measured_ratio,
+                           guide_proposer=guide_proposer)
         self.proposer = EvolutionarySearch(
             population_size=population_size, genetic_num_iters=genetic_num_iters,
             init_measured_ratio=init_measured_ratio, eps_greedy=exploration,
@@ -110,7 +124,8 @@ class PruningSearch(PySearchStrategy):
         self.trials_per_iter = int(num_trials_per_iter)
         self.measured = 0
         self.rounds = []
-        self.proposer.pre_tuning(_UNBOUNDED_TRIALS, self.params["pool_size"], design_spaces, database, cost_model)
+        proposer_model = cost_model if self.params["guide_proposer"] else RandomModel(seed=int(self.rng.integers(1 << 30)))
+        self.proposer.pre_tuning(_UNBOUNDED_TRIALS, self.params["pool_size"], design_spaces, database, proposer_model)
 
     def post_tuning(self) -> None:
         self.proposer.post_tuning()

@@ -136,7 +136,7 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
     register_light_tensor_intrin()
     db_dir = resolve_db(db_dir)
     workload_lines, record_lines = read_database(db_dir)
-    index = _task_index(db_dir)
+    index = task_index(db_dir)
     wanted = _family_filter(db_dir, index, families, exclude_families)
     target = target or make_target()
 
@@ -169,7 +169,7 @@ def load_measured_tasks(db_dir: str | Path, target=None, families=None, exclude_
     return tasks
 
 
-def _task_index(db_dir: Path) -> dict | None:
+def task_index(db_dir: Path) -> dict | None:
     """``tasks.json`` by structural hash, or None for a plain MetaSchedule database."""
     index_path = db_dir / "tasks.json"
     if not index_path.is_file():
@@ -235,7 +235,7 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
         graphs, family_of = configured_graphs(tasks), {t.name: t.family for t in tasks}
         if cache:
             _write_graphs(path, graphs, family_of)
-    wanted = _family_filter(db_dir, _task_index(db_dir), families, exclude_families)
+    wanted = _family_filter(db_dir, task_index(db_dir), families, exclude_families)
     chosen = [n for n in graphs if wanted(family_of[n])]
     return {n: graphs[n] for n in chosen}, {n: family_of[n] for n in chosen}
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import drop_capture_handlers
 from tvm.s_tir import meta_schedule as ms
 
+from cost_models.timed import TimedCostModel
 from search import PruningSearch, select_top_k_and_explore
 from tvm_tgraph.measure import FastBuilder, make_runner
 from tvm_tgraph.workflows.tuning import tune
@@ -56,6 +57,22 @@ def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
     assert not traces & {str(c.sch.trace) for c in second}   # nothing proposed twice
     context.notify_runner_results(second, failed[:4])
     assert context.generate_measure_candidates() is None
+    context.post_tuning()
+
+
+@pytest.mark.parametrize("guide_proposer", [True, False])
+def test_an_unguided_proposer_leaves_the_model_only_the_pool_to_score(target, guide_proposer):
+    strategy = PruningSearch(pool_size=128, population_size=64, genetic_num_iters=1, guide_proposer=guide_proposer)
+    context, spaces = _context(strategy, target)
+    counting = TimedCostModel(ms.cost_model.RandomModel())
+    context.pre_tuning(max_trials=8, num_trials_per_iter=8, design_spaces=spaces,
+                       database=ms.database.MemoryDatabase(), cost_model=counting)
+    assert len(context.generate_measure_candidates()) == 8
+    (pool, _), = strategy.rounds
+    if guide_proposer:   # two generations of 64 scored, then the pool again
+        assert counting.predicted >= pool + 64
+    else:
+        assert counting.predicted == pool
     context.post_tuning()
 
 

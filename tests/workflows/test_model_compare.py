@@ -38,6 +38,8 @@ def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys)
     assert len(latencies_in_trial_order(run_dir / "at2")[0]) == 2 * 2   # the first 2 trials per task
     assert latencies_in_trial_order(run_dir / "at2")[0].tolist() == latency[:4].tolist()
     assert "| tgraph+pruning |" in (out / "compare_models.md").read_text()
+    assert report["seen_in_training"][model] == []   # 16x64 and 16x128 layers: no collected task has these shapes
+    assert "trained on (same structural hash): 0 of 2." in (out / "compare_models.md").read_text()
 
     # timing interrupted after the tuning finished: resumed without tuning again
     first = {r["method"]: r["latency_s"] for r in report["runs"]}

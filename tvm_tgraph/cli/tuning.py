@@ -27,11 +27,11 @@ def add_tune(sub) -> None:
     p.add_argument("--trials-per-iter", type=int, default=16, help="candidates measured per round (default 16)")
     p.add_argument("--work-dir", required=True, help="directory for the JSON database and logs (appended)")
     p.add_argument("--target", help=TARGET_HELP)
-    p.add_argument("--strategy", choices=["evolutionary", "pruning", "pruning-light", "replay-trace"],
+    p.add_argument("--strategy", choices=["evolutionary", "pruning", "pruning-light", "pruning-fast", "replay-trace"],
                    default="evolutionary",
                    help="search strategy: MetaSchedule's evolutionary search (default), the pruning search "
                         "(search.PruningSearch: score a large pool, measure the top-k; -light screens a quarter "
-                        "as much) or random replay")
+                        "as much, -fast scores each candidate of a round once) or random replay")
     p.add_argument("--rpc-tracker", metavar="HOST:PORT",
                    help="measure on the RPC servers of this tracker instead of locally (see README, 'device farm')")
     p.add_argument("--rpc-key", default="local", help="device key the RPC servers registered with (default local)")
@@ -176,14 +176,16 @@ def _cmd_compare(args) -> int:
 
 def _compare_models(args, out: Path, command: str) -> int:
     from ..workflows.model_compare import (DEFAULT_MODEL_METHODS, compare_models, format_models_markdown,
-                                           plot_model_curves, summarise_models)
+                                           plot_model_curves, summarise_models, tasks_seen_in_training)
 
     methods = args.methods.split(",") if args.methods else list(DEFAULT_MODEL_METHODS)
     checkpoints = tuple(sorted(set(args.checkpoints)))
     results, untuned_s = compare_models(args.models.split(","), methods, args.seeds, args.trials_per_task,
                                         checkpoints, out, args.target, args.trials_per_iter or 16)
     summary = summarise_models(results)
+    seen = tasks_seen_in_training(list(summary), args.target)
     plot_model_curves(results, out / "compare_models.png", untuned_s)
-    _write_report(out, "compare_models", command, format_models_markdown(summary, untuned_s),
-                  {"untuned_s": untuned_s, "summary": summary, "runs": [r.__dict__ for r in results]})
+    _write_report(out, "compare_models", command, format_models_markdown(summary, untuned_s, seen),
+                  {"untuned_s": untuned_s, "seen_in_training": seen, "summary": summary,
+                   "runs": [r.__dict__ for r in results]})
     return 0

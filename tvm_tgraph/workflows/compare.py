@@ -25,6 +25,7 @@ from .tuning import tune
 METHODS = {
     "tgraph+pruning": ("tgraph", "pruning"),
     "tgraph+pruning-light": ("tgraph", "pruning-light"),
+    "tgraph+pruning-fast": ("tgraph", "pruning-fast"),
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
     "xgb-warm16": ("xgb-warm16", "evolutionary"),

@@ -24,10 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
+from cost_models import DEFAULT_CHECKPOINT
+
+from ..checkpoint import load_checkpoint
 from ..database import write_database_prefix
+from ..errors import CheckpointError
 from ..files import atomic_write_bytes
 from ..model_zoo import extract_tir_tasks
-from ..tvm_env import host_cpu_names
+from ..seen_tasks import seen_tasks, trained_task_hashes
+from ..tvm_env import host_cpu_names, make_target
 from ..workloads import load_module
 from .compare import METHODS, XGB_METHODS, finished_run, run_directory, run_each, set_aside_interrupted
 from .end_to_end import UntunedModel, time_tuned, untuned
@@ -150,6 +155,20 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
     return results, {name: model.untuned.latency_s for name, model in loaded.items() if "untuned" in vars(model)}
 
 
+def tasks_seen_in_training(models: list[str], target=None) -> dict[str, list[str] | None]:
+    """Per model, the names of its tasks the shipped checkpoint was trained on (same
+    structural hash); None for every model when the checkpoint or the training database
+    its card names is not at hand."""
+    try:
+        hashes = trained_task_hashes(load_checkpoint(DEFAULT_CHECKPOINT)[1])
+    except CheckpointError:
+        hashes = None
+    if hashes is None:
+        return dict.fromkeys(models)
+    target = make_target(target) if not hasattr(target, "kind") else target
+    return {name: seen_tasks(extract_tir_tasks(load_module(name), target), hashes) for name in models}
+
+
 def _spread(values) -> dict:
     return {"median": float(np.median(values)), "min": float(np.min(values)), "max": float(np.max(values))}
 
@@ -197,14 +216,21 @@ def summarise_models(results: list[ModelRun]) -> dict:
     return summary
 
 
-def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = None) -> str:
+def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = None,
+                           seen: dict[str, list[str] | None] | None = None) -> str:
     """Per model: end-to-end latency (ms, median [min-max] over seeds) at each checkpoint,
-    tuning wall time to each checkpoint, and the comparison with the stronger XGBoost."""
+    tuning wall time to each checkpoint, and the comparison with the stronger XGBoost;
+    ``seen``: the tasks the shipped checkpoint was trained on (:func:`tasks_seen_in_training`)."""
     lines = []
     for model, entry in summary.items():
         checkpoints = entry["checkpoints"]
         final = str(checkpoints[-1])
         lines += [f"### {model} ({entry['tasks']} tasks)", ""]
+        if seen and model in seen:
+            names = seen[model]
+            lines += ["Tasks the shipped checkpoint was trained on (same structural hash): "
+                      + ("unknown (its training database is not at hand)" if names is None else
+                         f"{len(names)} of {entry['tasks']}" + (f" ({', '.join(names)})" if names else "")) + ".", ""]
         if untuned_s and model in untuned_s:
             lines += [f"Untuned `tvm.compile` build: {untuned_s[model] * 1e3:.3f} ms.", ""]
         lines += [f"Reference (stronger XGBoost's median at {final} trials per task): "

@@ -110,18 +110,23 @@ def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
     return cost_models.create(name)
 
 
-#: Search strategies by name: MetaSchedule's own, and the project's pruning search.
-STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light")
+#: Search strategies by name: MetaSchedule's own, and the project's pruning search in three sizes.
+STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast")
 
 
 def make_strategy(name: str):
     """A search strategy by name (see :data:`STRATEGIES`): ``"pruning"`` is
     :class:`search.PruningSearch` with its defaults, ``"pruning-light"`` the same with a
-    quarter of the screening (population 256, one generation per round)."""
+    quarter of the screening (population 256, one generation per round), ``"pruning-fast"``
+    the light proposer unguided, every candidate of a round (up to 512) scored once, in the pool."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown search strategy {name!r}: use one of {', '.join(STRATEGIES)}")
-    if name.startswith("pruning"):
-        return PruningSearch() if name == "pruning" else PruningSearch(population_size=256, genetic_num_iters=1)
+    if name == "pruning":
+        return PruningSearch()
+    if name == "pruning-light":
+        return PruningSearch(population_size=256, genetic_num_iters=1)
+    if name == "pruning-fast":
+        return PruningSearch(pool_size=512, population_size=256, genetic_num_iters=1, guide_proposer=False)
     return name
 
 
