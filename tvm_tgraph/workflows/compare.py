@@ -29,6 +29,8 @@ METHODS = {
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
     "xgb-warm16": ("xgb-warm16", "evolutionary"),
+    # the control of pruning-fast: the same unguided pool, ranked by XGBoost instead of TGraph
+    "xgb-warm16+pruning-fast": ("xgb-warm16", "pruning-fast"),
     "random": ("random", "replay-trace"),
 }
 DEFAULT_METHODS = ("tgraph+pruning", "xgb", "xgb-warm16", "random")
