@@ -29,7 +29,6 @@ def target():
     return make_target({"kind": "llvm", "num-cores": 2})
 
 
-#: A small collection plan: 10 random samples and 6 evolutionary ones per task.
 #: A file defining ``mlp()``, a two-layer PyTorch MLP imported into Relax (two tasks when tuned).
 TINY_MLP_SOURCE = (
     "import torch\n"
@@ -40,6 +39,7 @@ TINY_MLP_SOURCE = (
     "    return to_relax(layer, torch.randn(16, 64))\n"
 )
 
+#: A small collection plan: 10 random samples and 6 evolutionary ones per task.
 COLLECT_PLAN = CollectPlan(random_trials=10, evolutionary_trials=6, trials_per_iter=8)
 
 

@@ -176,14 +176,13 @@ def _cmd_compare(args) -> int:
 
 def _compare_models(args, out: Path, command: str) -> int:
     from ..workflows.model_compare import (DEFAULT_MODEL_METHODS, compare_models, format_models_markdown,
-                                           plot_model_curves, summarise_models, tasks_seen_in_training)
+                                           plot_model_curves, summarise_models)
 
     methods = args.methods.split(",") if args.methods else list(DEFAULT_MODEL_METHODS)
     checkpoints = tuple(sorted(set(args.checkpoints)))
-    results, untuned_s = compare_models(args.models.split(","), methods, args.seeds, args.trials_per_task,
-                                        checkpoints, out, args.target, args.trials_per_iter or 16)
+    results, untuned_s, seen = compare_models(args.models.split(","), methods, args.seeds, args.trials_per_task,
+                                              checkpoints, out, args.target, args.trials_per_iter or 16)
     summary = summarise_models(results)
-    seen = tasks_seen_in_training(list(summary), args.target)
     plot_model_curves(results, out / "compare_models.png", untuned_s)
     _write_report(out, "compare_models", command, format_models_markdown(summary, untuned_s, seen),
                   {"untuned_s": untuned_s, "seen_in_training": seen, "summary": summary,

@@ -32,7 +32,7 @@ from ..errors import CheckpointError
 from ..files import atomic_write_bytes
 from ..model_zoo import extract_tir_tasks
 from ..seen_tasks import seen_tasks, trained_task_hashes
-from ..tvm_env import host_cpu_names, make_target
+from ..tvm_env import host_cpu_names
 from ..workloads import load_module
 from .compare import METHODS, XGB_METHODS, finished_run, run_directory, run_each, set_aside_interrupted
 from .end_to_end import UntunedModel, time_tuned, untuned
@@ -83,8 +83,13 @@ class LoadedModel:
         return load_module(self.name)
 
     @cached_property
+    def task_list(self) -> list[tuple[str, object, int]]:
+        """``(name, IRModule, weight)`` of each task MetaSchedule extracts."""
+        return extract_tir_tasks(self.mod, self.target)
+
+    @property
     def tasks(self) -> int:
-        return len(extract_tir_tasks(self.mod, self.target))
+        return len(self.task_list)
 
     @cached_property
     def untuned(self) -> UntunedModel:
@@ -134,14 +139,15 @@ def run_model(model: LoadedModel, method: str, seed: int, trials_per_task: int, 
 
 def compare_models(models: list[str], methods: list[str], seeds: list[int], trials_per_task: int,
                    checkpoints: tuple[int, ...], out_dir: str | Path, target=None,
-                   trials_per_iter: int = 16) -> tuple[list[ModelRun], dict[str, float]]:
+                   trials_per_iter: int = 16) -> tuple[list[ModelRun], dict[str, float], dict[str, list[str] | None]]:
     """Run (or resume) every (model, method, seed).
 
     Returns
     -------
-    (list of ModelRun, dict)
-        Every run, and per model the untuned build's latency (s) where it was measured in
-        this call (models whose runs were all finished before are not rebuilt).
+    (list of ModelRun, dict, dict)
+        Every run; per model the untuned build's latency (s) where it was measured in this
+        call (models whose runs were all finished before are not rebuilt); and per model the
+        names of its tasks the shipped checkpoint was trained on (:func:`tasks_seen_in_training`).
     """
     if not checkpoints or min(checkpoints) < 1 or max(checkpoints) > trials_per_task:
         raise ValueError(f"checkpoints must lie within 1..{trials_per_task} trials per task, got {list(checkpoints)}")
@@ -154,10 +160,11 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
 
     results = run_each(models, methods, seeds, out_dir, target, "compare models", run)
     # only the untuned builds this call made (cached_property keeps them in the instance's __dict__)
-    return results, {name: model.untuned.latency_s for name, model in loaded.items() if "untuned" in vars(model)}
+    untuned_s = {name: model.untuned.latency_s for name, model in loaded.items() if "untuned" in vars(model)}
+    return results, untuned_s, tasks_seen_in_training(list(loaded.values()))
 
 
-def tasks_seen_in_training(models: list[str], target=None) -> dict[str, list[str] | None]:
+def tasks_seen_in_training(models: list[LoadedModel]) -> dict[str, list[str] | None]:
     """Per model, the names of its tasks the shipped checkpoint was trained on (same
     structural hash); None for every model when the checkpoint or the training database
     its card names is not at hand."""
@@ -165,10 +172,7 @@ def tasks_seen_in_training(models: list[str], target=None) -> dict[str, list[str
         hashes = trained_task_hashes(load_checkpoint(DEFAULT_CHECKPOINT)[1])
     except CheckpointError:
         hashes = None
-    if hashes is None:
-        return dict.fromkeys(models)
-    target = make_target(target) if not hasattr(target, "kind") else target
-    return {name: seen_tasks(extract_tir_tasks(load_module(name), target), hashes) for name in models}
+    return {model.name: None if hashes is None else seen_tasks(model.task_list, hashes) for model in models}
 
 
 def _spread(values) -> dict:
