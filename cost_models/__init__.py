@@ -13,20 +13,24 @@ from .tgraph_cost_model import DEFAULT_CHECKPOINT, TGraphCostModel
 __all__ = ["DEFAULT_CHECKPOINT", "TGraphCostModel", "create"]
 
 
-def create(kind: Literal["tgraph", "xgb", "xgb-warm16", "random"], **kwargs):
+def create(kind: Literal["tgraph", "tgraph-frozen", "xgb", "xgb-warm16", "random"], **kwargs):
     """Make a cost model by name, as ``ms.cost_model.CostModel.create`` does.
 
-    ``"xgb"`` is TVM's ``XGBModel`` as users get it (random until 100 samples),
-    ``"xgb-warm16"`` the stronger baseline ``XGBModel(num_warmup_samples=16)``.
+    ``"tgraph-frozen"`` is TGraph without online fine-tuning (the pretrained network ranks
+    every round; its XGBoost fallback still learns), ``"xgb"`` TVM's ``XGBModel`` as users
+    get it (random until 100 samples), ``"xgb-warm16"`` the stronger baseline
+    ``XGBModel(num_warmup_samples=16)``.
     """
     from tvm.s_tir.meta_schedule.cost_model import RandomModel, XGBModel
 
     if kind == "tgraph":
         return TGraphCostModel(**kwargs)
+    if kind == "tgraph-frozen":
+        return TGraphCostModel(online=False, **kwargs)
     if kind == "xgb":
         return XGBModel(**kwargs)
     if kind == "xgb-warm16":
         return XGBModel(num_warmup_samples=16, **kwargs)
     if kind == "random":
         return RandomModel(**kwargs)
-    raise ValueError(f"unknown cost model {kind!r}: use tgraph, xgb, xgb-warm16 or random")
+    raise ValueError(f"unknown cost model {kind!r}: use tgraph, tgraph-frozen, xgb, xgb-warm16 or random")

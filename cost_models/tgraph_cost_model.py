@@ -175,6 +175,8 @@ class TGraphCostModel(PyCostModel):
         if self.network is not None and have >= self.min_online_samples:
             return None
         why = self.checkpoint_error or "started untrained (use_pretrained=False)"
+        if not self.online:
+            return "cold", f"{why}, and online training is off"
         return "cold", f"{why}, and {have} of the {self.min_online_samples} measurements " \
                        "of this task needed to train online"
 
@@ -210,12 +212,15 @@ class TGraphCostModel(PyCostModel):
         return np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
 
     def _scores(self, graph, measured: int) -> np.ndarray:
-        """Raw network scores of ``graph``'s configurations, blended as ``blend_samples`` says."""
-        tuned = predict_scores(self.network, graph, self.chunk_size)
+        """Raw network scores of ``graph``'s configurations, blended as ``blend_samples`` says
+        (one forward pass while the task has no measurements: the blend is the prior alone)."""
         if self.pretrained_network is None or self.blend_samples <= 0:
-            return tuned
-        weight = measured / (measured + self.blend_samples)
+            return predict_scores(self.network, graph, self.chunk_size)
         prior = predict_scores(self.pretrained_network, graph, self.chunk_size)
+        if measured == 0:
+            return prior
+        weight = measured / (measured + self.blend_samples)
+        tuned = predict_scores(self.network, graph, self.chunk_size)
         return (1 - weight) * _standardise(prior) + weight * _standardise(tuned)
 
     def update(self, context, candidates, results) -> None:

@@ -169,6 +169,20 @@ def test_save_load_round_trip_and_repeated_updates(tmp_path, measured, pretraine
     assert restored.fallback.data_size == model.fallback.data_size
 
 
+def test_frozen_tgraph_ranks_with_the_pretrained_network_alone(tmp_path, measured):
+    """``tgraph-frozen`` never fine-tunes: its scores stay the pretrained network's after
+    updates, which still teach the XGBoost fallback."""
+    from cost_models import create
+
+    context, candidates, results = measured
+    model = create("tgraph-frozen", checkpoint=_pretrained_checkpoint(tmp_path / "p.safetensors"))
+    zero_shot = model.predict(context, candidates)
+    model.update(context, candidates, results)
+    np.testing.assert_array_equal(model.predict(context, candidates), zero_shot)
+    assert len(model.store) == 0 and model.fallback.data_size == sum(r.error_msg is None for r in results)
+    assert model.scored == {"network": 48, "fallback": 0}
+
+
 def test_tune_relax_with_tgraph(tmp_path, target):
     torch.manual_seed(0)
     layer = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).eval()

@@ -19,8 +19,10 @@ def add_tune(sub) -> None:
                "  tgraph tune my_ops.py:conv --cost-model xgb --trials 128 --work-dir runs/conv",
     )
     p.add_argument("module", help="built-in workload name (see --list) or path/to/file.py:NAME")
-    p.add_argument("--cost-model", choices=["tgraph", "xgb", "xgb-warm16", "random"], default="tgraph",
-                   help="tgraph (default), xgb (TVM's XGBModel as shipped), xgb-warm16 "
+    p.add_argument("--cost-model", choices=["tgraph", "tgraph-frozen", "xgb", "xgb-warm16", "random"],
+                   default="tgraph",
+                   help="tgraph (default), tgraph-frozen (the pretrained network without online fine-tuning: "
+                        "cheaper per round), xgb (TVM's XGBModel as shipped), xgb-warm16 "
                         "(XGBModel(num_warmup_samples=16)) or random")
     p.add_argument("--checkpoint", help="TGraph weights to use instead of the shipped checkpoint")
     p.add_argument("--trials", type=int, default=64, help="measurement budget (default 64)")

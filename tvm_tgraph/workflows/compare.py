@@ -26,6 +26,9 @@ METHODS = {
     "tgraph+pruning": ("tgraph", "pruning"),
     "tgraph+pruning-light": ("tgraph", "pruning-light"),
     "tgraph+pruning-fast": ("tgraph", "pruning-fast"),
+    # the pretrained network alone (no online fine-tuning): what the fine-tuning costs and buys
+    "tgraph-frozen+pruning-fast": ("tgraph-frozen", "pruning-fast"),
+    "tgraph-frozen+pruning-light": ("tgraph-frozen", "pruning-light"),
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
     "xgb-warm16": ("xgb-warm16", "evolutionary"),

@@ -102,11 +102,12 @@ def trial_clock_callback(start: float, timed_model: TimedCostModel, marks: list)
 
 
 def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
-    """``"tgraph"``, ``"xgb"`` (stock), ``"xgb-warm16"`` or ``"random"``."""
-    if name == "tgraph":
-        return cost_models.TGraphCostModel(checkpoint=checkpoint, seed=seed)
+    """``"tgraph"``, ``"tgraph-frozen"`` (no online fine-tuning), ``"xgb"`` (stock),
+    ``"xgb-warm16"`` or ``"random"``."""
+    if name in ("tgraph", "tgraph-frozen"):
+        return cost_models.create(name, checkpoint=checkpoint, seed=seed)
     if checkpoint is not None:
-        raise ValueError("--checkpoint only applies to --cost-model tgraph")
+        raise ValueError("--checkpoint only applies to --cost-model tgraph or tgraph-frozen")
     return cost_models.create(name)
 
 
