@@ -11,7 +11,7 @@ from tvm.s_tir import meta_schedule as ms
 from cost_models.timed import TimedCostModel
 from search import PruningSearch, select_top_k_and_explore
 from tvm_tgraph.measure import FastBuilder, make_runner
-from tvm_tgraph.workflows.tuning import tune
+from tvm_tgraph.workflows.tuning import STRATEGIES, make_strategy, tune
 from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
 
@@ -24,6 +24,17 @@ def test_selection_takes_the_top_scores_then_explores_the_rest():
     assert all(scores[i] < 92 for i in picks[8:])                       # 2 explorers from the rest
     assert list(select_top_k_and_explore(scores, 5, 0.0, rng)) == list(np.argsort(-scores)[:5])
     assert len(select_top_k_and_explore(scores[:3], 10, 0.5, rng)) == 3  # a pool smaller than k
+
+
+def test_every_strategy_name_makes_its_search():
+    made = {name: make_strategy(name) for name in STRATEGIES}
+    assert made["evolutionary"] == "evolutionary" and made["replay-trace"] == "replay-trace"
+    sizes = {name: (made[name].params["pool_size"], made[name].params["population_size"],
+                    made[name].params["guide_proposer"]) for name in STRATEGIES if name.startswith("pruning")}
+    assert sizes == {"pruning": (256, 512, True), "pruning-light": (256, 256, True),
+                     "pruning-fast": (512, 256, False), "pruning-fast-256": (256, 128, False)}
+    with pytest.raises(ValueError, match="unknown search strategy"):
+        make_strategy("pruning-huge")
 
 
 def test_parameters_are_checked():

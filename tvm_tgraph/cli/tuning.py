@@ -29,11 +29,13 @@ def add_tune(sub) -> None:
     p.add_argument("--trials-per-iter", type=int, default=16, help="candidates measured per round (default 16)")
     p.add_argument("--work-dir", required=True, help="directory for the JSON database and logs (appended)")
     p.add_argument("--target", help=TARGET_HELP)
-    p.add_argument("--strategy", choices=["evolutionary", "pruning", "pruning-light", "pruning-fast", "replay-trace"],
-                   default="evolutionary",
+    p.add_argument("--strategy", default="evolutionary",
+                   choices=["evolutionary", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256",
+                            "replay-trace"],
                    help="search strategy: MetaSchedule's evolutionary search (default), the pruning search "
                         "(search.PruningSearch: score a large pool, measure the top-k; -light screens a quarter "
-                        "as much, -fast scores each candidate of a round once) or random replay")
+                        "as much, -fast scores each candidate of a round once, -fast-256 half as many) or "
+                        "random replay")
     p.add_argument("--rpc-tracker", metavar="HOST:PORT",
                    help="measure on the RPC servers of this tracker instead of locally (see README, 'device farm')")
     p.add_argument("--rpc-key", default="local", help="device key the RPC servers registered with (default local)")

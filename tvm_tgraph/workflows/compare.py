@@ -29,6 +29,7 @@ METHODS = {
     # the pretrained network alone (no online fine-tuning): what the fine-tuning costs and buys
     "tgraph-frozen+pruning-fast": ("tgraph-frozen", "pruning-fast"),
     "tgraph-frozen+pruning-light": ("tgraph-frozen", "pruning-light"),
+    "tgraph-frozen+pruning-fast-256": ("tgraph-frozen", "pruning-fast-256"),
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
     "xgb-warm16": ("xgb-warm16", "evolutionary"),

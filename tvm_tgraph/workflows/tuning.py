@@ -111,15 +111,16 @@ def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
     return cost_models.create(name)
 
 
-#: Search strategies by name: MetaSchedule's own, and the project's pruning search in three sizes.
-STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast")
+#: Search strategies by name: MetaSchedule's own, and the project's pruning search in four sizes.
+STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256")
 
 
 def make_strategy(name: str):
     """A search strategy by name (see :data:`STRATEGIES`): ``"pruning"`` is
     :class:`search.PruningSearch` with its defaults, ``"pruning-light"`` the same with a
     quarter of the screening (population 256, one generation per round), ``"pruning-fast"``
-    the light proposer unguided, every candidate of a round (up to 512) scored once, in the pool."""
+    the light proposer unguided, every candidate of a round (up to 512) scored once, in the pool,
+    ``"pruning-fast-256"`` the same with half the pool (population 128, up to 256 scored)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown search strategy {name!r}: use one of {', '.join(STRATEGIES)}")
     if name == "pruning":
@@ -128,6 +129,8 @@ def make_strategy(name: str):
         return PruningSearch(population_size=256, genetic_num_iters=1)
     if name == "pruning-fast":
         return PruningSearch(pool_size=512, population_size=256, genetic_num_iters=1, guide_proposer=False)
+    if name == "pruning-fast-256":
+        return PruningSearch(pool_size=256, population_size=128, genetic_num_iters=1, guide_proposer=False)
     return name
 
 
