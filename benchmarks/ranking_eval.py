@@ -15,8 +15,10 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
-pairwise hinge). With several seeds, the recipe's seed ensemble (the mean of each seed's
-standardised zero-shot scores) is scored too. Writes ``benchmarks/results/ranking_eval.{json,md}``
+pairwise hinge). With XGBoost among the baselines, TGraph and XGBoost averaged
+(``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
+more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
+standardised zero-shot scores) is scored too, alone and averaged with XGBoost. Writes ``benchmarks/results/ranking_eval.{json,md}``
 and ``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of
 two CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
 file names.
@@ -91,17 +93,37 @@ def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, s
     return path, card["history"]
 
 
-def seed_ensemble(runs: list[dict], held_out: list) -> dict:
-    """Metrics of the recipe's seed ensemble: per task, the mean over seeds of each seed's
-    zero-shot scores standardised (zero mean, unit spread)."""
-    per_task = {}
-    for task in held_out:
-        standardised = []
-        for run in runs:
-            scores = np.asarray(run["scores"][task.name]["tgraph"])
-            standardised.append((scores - scores.mean()) / (scores.std() or 1.0))
-        per_task[task.name] = ranking_metrics(np.mean(standardised, axis=0), task.latency)
-    return {"per_task": per_task, "mean": mean_metrics(per_task)}
+def _standardised(scores) -> np.ndarray:
+    scores = np.asarray(scores, dtype=np.float64)
+    return (scores - scores.mean()) / (scores.std() or 1.0)
+
+
+def blend(held_out: list, members: list[tuple[dict, str]]) -> dict:
+    """Per task, the mean of the members' zero-shot scores standardised (zero mean, unit
+    spread); ``members`` are ``(run, model)`` pairs. Returns ``{"scores", "per_task", "mean"}``."""
+    scores = {task.name: np.mean([_standardised(run["scores"][task.name][model]) for run, model in members], axis=0)
+              for task in held_out}
+    per_task = {task.name: ranking_metrics(scores[task.name], task.latency) for task in held_out}
+    return {"scores": scores, "per_task": per_task, "mean": mean_metrics(per_task)}
+
+
+def add_xgb_blend(result: dict, held_out: list) -> None:
+    """Score TGraph and XGBoost averaged (``tgraph+xgb``) as one more zero-shot model of ``result``."""
+    mixed = blend(held_out, [(result, "tgraph"), (result, "xgb")])
+    result["results"]["zero_shot"]["tgraph+xgb"] = {"per_task": mixed["per_task"], "mean": mixed["mean"]}
+    for task, scores in mixed["scores"].items():
+        result["scores"][task]["tgraph+xgb"] = scores.tolist()
+
+
+def seed_ensembles(runs: list[dict], held_out: list) -> dict[str, dict]:
+    """Metrics of the recipe's seed ensemble (the mean of each seed's standardised zero-shot
+    scores) and, with XGBoost among the baselines, of that ensemble averaged with XGBoost."""
+    members = [(run, "tgraph") for run in runs]
+    ensembles = {f"tgraph-ensemble of {len(runs)} seeds": blend(held_out, members)}
+    if "xgb" in runs[0]["results"]["zero_shot"]:
+        # XGBoost's zero-shot scores are the same in every run (trained once per fold)
+        ensembles[f"tgraph-ensemble of {len(runs)} seeds+xgb"] = blend(held_out, members + [(runs[0], "xgb")] * len(runs))
+    return {name: {"per_task": e["per_task"], "mean": e["mean"]} for name, e in ensembles.items()}
 
 
 def _spread(values: list[float]) -> str:
@@ -170,6 +192,8 @@ def main() -> None:
             trained = {**xgb, **train_baselines(tuple(b for b in baselines if b != "xgb"), training, seed)}
             result = evaluate(held_out, training, str(checkpoint), trained, online_ks, seed=seed, progress=False)
             result["history"] = history
+            if "xgb" in trained:
+                add_xgb_blend(result, held_out)
             eval_graphs = {t.name: graphs[t.name] for t in held_out}
             result["ablations"] = {}
             for variant in ablations:
@@ -183,14 +207,14 @@ def main() -> None:
                   flush=True)
             if seed == seeds[0]:
                 plot_scatter(result, RESULTS / f"{args.out}_{len(report['folds'])}.png")
-        ensemble = seed_ensemble(runs, held_out) if len(runs) > 1 else None
+        ensembles = seed_ensembles(runs, held_out) if len(runs) > 1 else {}
         # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
         report["folds"][fold] = [{k: v for k, v in run.items() if k not in ("scores", "latency")} for run in runs]
-        if ensemble:
-            report.setdefault("seed_ensemble", {})[fold] = ensemble
-            overall.setdefault(("zero_shot", f"tgraph-ensemble of {len(runs)} seeds"), {}).setdefault(
-                "all", []).append(ensemble["mean"]["kendall_tau"])
-        lines += _fold_lines(fold, runs, settings, ablations, len(training), ensemble)
+        if ensembles:
+            report.setdefault("seed_ensemble", {})[fold] = ensembles
+        for name, ensemble in ensembles.items():
+            overall.setdefault(("zero_shot", name), {}).setdefault("all", []).append(ensemble["mean"]["kendall_tau"])
+        lines += _fold_lines(fold, runs, settings, ablations, len(training), ensembles)
         for seed, run in zip(seeds, runs):
             for setting in settings:
                 for model, result in run["results"][setting].items():
@@ -204,7 +228,7 @@ def main() -> None:
 
 
 def _fold_lines(fold: str, runs: list[dict], settings, ablations: list[str], num_training: int,
-                ensemble: dict | None) -> list[str]:
+                ensembles: dict[str, dict]) -> list[str]:
     """The markdown section of one fold: metrics per setting and model, ablations, per-task tau."""
     lines = [f"## held out: {fold} ({len(runs[0]['settings']['eval_tasks'])} tasks; trained on {num_training} tasks)",
              "", "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
@@ -216,8 +240,8 @@ def _fold_lines(fold: str, runs: list[dict], settings, ablations: list[str], num
     for variant in ablations:
         cells = [_spread([r["ablations"][variant]["mean"].get(m, float("nan")) for r in runs]) for m in METRICS]
         lines.append(f"| zero_shot | tgraph-{variant} | " + " | ".join(cells) + " |")
-    if ensemble:
-        lines.append(f"| zero_shot | tgraph-ensemble of {len(runs)} seeds | "
+    for name, ensemble in ensembles.items():
+        lines.append(f"| zero_shot | {name} | "
                      + " | ".join(f"{ensemble['mean'].get(m, float('nan')):.3f}" for m in METRICS) + " |")
     per_task = runs[0]["results"]["zero_shot"]
     columns = list(per_task) + [f"tgraph-{v}" for v in ablations]

@@ -1,8 +1,8 @@
 """Summaries and paired comparisons of ``ranking_eval.py`` reports (no training, no TVM).
 
 Each model is ``REPORT.json:MODEL``, MODEL being ``tgraph`` (the recipe), ``xgb``, ``mlp``
-or ``ablation:<variant>``. For every model: the mean over folds of each zero-shot metric,
-per seed, then mean (min-max) over seeds; the recipe's seed ensemble if the report has one;
+``tgraph+xgb`` (the two averaged) or ``ablation:<variant>``. For every model: the mean over folds of each zero-shot metric,
+per seed, then mean (min-max) over seeds; the recipe's seed ensembles if the report has them;
 and the best validation steps of TGraph models. With two models: their Kendall tau paired
 fold by fold and seed by seed (the folds and seeds the two reports share), the mean
 difference and how many pairs the first leads.
@@ -41,6 +41,16 @@ def load(spec: str) -> tuple[str, dict, dict[tuple[str, int], dict]]:
     return spec, report, results
 
 
+def _ensembles(report: dict) -> dict[str, dict[str, dict]]:
+    """``{name: {fold: result}}`` of the report's seed ensembles (reports written before the
+    ensemble with XGBoost hold one unnamed ensemble per fold)."""
+    by_name: dict[str, dict[str, dict]] = {}
+    for fold, entry in report.get("seed_ensemble", {}).items():
+        for name, result in ({"seed ensemble": entry} if "mean" in entry else entry).items():
+            by_name.setdefault(name, {})[fold] = result
+    return by_name
+
+
 def summary(spec: str, report: dict, results: dict) -> list[str]:
     """Mean over folds per seed, then mean (min-max) over seeds, of every metric."""
     seeds = sorted({seed for _, seed in results})
@@ -51,13 +61,13 @@ def summary(spec: str, report: dict, results: dict) -> list[str]:
     steps = sorted(r["history"]["best_step"] for r in results.values() if r.get("history"))
     if steps:
         lines.append(f"  best validation steps {steps[0]}-{steps[-1]}, median {np.median(steps):.0f}")
-    if spec.endswith((".json", ":tgraph")) and report.get("seed_ensemble"):
-        ensemble = report["seed_ensemble"]
-        lines.append("  seed ensemble: " + ", ".join(
-            f"{metric} {np.mean([e['mean'][metric] for e in ensemble.values()]):.3f}" for metric in METRICS))
-        for fold, e in ensemble.items():
-            members = np.mean([r["mean"]["kendall_tau"] for (f, _), r in results.items() if f == fold])
-            lines.append(f"    {fold}: ensemble tau {e['mean']['kendall_tau']:.3f}, members' mean {members:.3f}")
+    if spec.endswith((".json", ":tgraph")):
+        for name, ensemble in _ensembles(report).items():
+            lines.append(f"  {name}: " + ", ".join(
+                f"{metric} {np.mean([e['mean'][metric] for e in ensemble.values()]):.3f}" for metric in METRICS))
+            for fold, e in ensemble.items():
+                members = np.mean([r["mean"]["kendall_tau"] for (f, _), r in results.items() if f == fold])
+                lines.append(f"    {fold}: tau {e['mean']['kendall_tau']:.3f}, the seeds' mean {members:.3f}")
     return lines
 
 
