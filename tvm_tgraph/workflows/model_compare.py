@@ -40,7 +40,8 @@ from .tuning import tune
 
 #: The full-size pruning search is left out: on model_resnet (3 seeds) it took 2.3x the wall
 #: time of the light and fast ones and was not faster (README, Benchmarks).
-DEFAULT_MODEL_METHODS = ("tgraph+pruning-light", "tgraph+pruning-fast", "tgraph", "xgb", "xgb-warm16", "random")
+DEFAULT_MODEL_METHODS = ("tgraph-frozen+pruning-fast-256", "tgraph+pruning-light", "xgb-warm16+pruning-fast", "tgraph",
+                         "xgb", "xgb-warm16", "random")
 #: Trials per task at which the model is compiled and timed.
 CHECKPOINTS = (2, 4, 8, 16, 32)
 
