@@ -43,7 +43,7 @@ from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import load_configured_graphs, load_measured_tasks  # noqa: E402
-from tvm_tgraph.metrics import mean_metrics, ranking_metrics  # noqa: E402
+from tvm_tgraph.metrics import mean_metrics, ranking_metrics, standardise  # noqa: E402
 from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
 from tvm_tgraph.training import TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu, make_target  # noqa: E402
@@ -93,15 +93,10 @@ def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, s
     return path, card["history"]
 
 
-def _standardised(scores) -> np.ndarray:
-    scores = np.asarray(scores, dtype=np.float64)
-    return (scores - scores.mean()) / (scores.std() or 1.0)
-
-
 def blend(held_out: list, members: list[tuple[dict, str]]) -> dict:
     """Per task, the mean of the members' zero-shot scores standardised (zero mean, unit
     spread); ``members`` are ``(run, model)`` pairs. Returns ``{"scores", "per_task", "mean"}``."""
-    scores = {task.name: np.mean([_standardised(run["scores"][task.name][model]) for run, model in members], axis=0)
+    scores = {task.name: np.mean([standardise(run["scores"][task.name][model]) for run, model in members], axis=0)
               for task in held_out}
     per_task = {task.name: ranking_metrics(scores[task.name], task.latency) for task in held_out}
     return {"scores": scores, "per_task": per_task, "mean": mean_metrics(per_task)}

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from typing import Literal
 
+from tvm_tgraph.names import COST_MODELS
+
 from .tgraph_cost_model import DEFAULT_CHECKPOINT, TGraphCostModel
 
 __all__ = ["DEFAULT_CHECKPOINT", "TGraphCostModel", "create"]
 
 
 def create(kind: Literal["tgraph", "tgraph-frozen", "xgb", "xgb-warm16", "random"], **kwargs):
-    """Make a cost model by name, as ``ms.cost_model.CostModel.create`` does.
+    """Make a cost model by name (one of :data:`tvm_tgraph.names.COST_MODELS`), as
+    ``ms.cost_model.CostModel.create`` does.
 
     ``"tgraph-frozen"`` is TGraph without online fine-tuning (the pretrained network ranks
     every round; its XGBoost fallback still learns), ``"xgb"`` TVM's ``XGBModel`` as users
@@ -33,4 +36,4 @@ def create(kind: Literal["tgraph", "tgraph-frozen", "xgb", "xgb-warm16", "random
         return XGBModel(num_warmup_samples=16, **kwargs)
     if kind == "random":
         return RandomModel(**kwargs)
-    raise ValueError(f"unknown cost model {kind!r}: use tgraph, tgraph-frozen, xgb, xgb-warm16 or random")
+    raise ValueError(f"unknown cost model {kind!r}: use one of {', '.join(COST_MODELS)}")

@@ -19,6 +19,7 @@ from tvm_tgraph.checkpoint import load_checkpoint, save_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, TirConverter
 from tvm_tgraph.database import result_latency
 from tvm_tgraph.errors import CheckpointError, UnsupportedProgramError
+from tvm_tgraph.metrics import standardise
 from tvm_tgraph.nn import TGraphConfig, TGraphNet, predict_scores
 from tvm_tgraph.task_store import TaskStore
 from tvm_tgraph.training import RankingTrainer, TrainConfig
@@ -32,15 +33,10 @@ logger = logging.getLogger("tvm_tgraph.cost_model")
 DEFAULT_CHECKPOINT = Path(str(importlib.resources.files("tvm_tgraph"))) / "checkpoints" / "tgraph_tir.safetensors"
 
 
-def _standardise(scores: np.ndarray) -> np.ndarray:
-    spread = scores.std()
-    return (scores - scores.mean()) / (spread if spread > 0 else 1.0)
-
-
 def _normalise(scores: np.ndarray) -> np.ndarray:
     """Map raw scores to (0, 1), order kept. MetaSchedule clips negative scores to 0 and
     samples mutations in proportion to the score, so scores must be positive and spread."""
-    return 1.0 / (1.0 + np.exp(-_standardise(scores)))
+    return 1.0 / (1.0 + np.exp(-standardise(scores)))
 
 
 @derived_object
@@ -221,7 +217,7 @@ class TGraphCostModel(PyCostModel):
             return prior
         weight = measured / (measured + self.blend_samples)
         tuned = predict_scores(self.network, graph, self.chunk_size)
-        return (1 - weight) * _standardise(prior) + weight * _standardise(tuned)
+        return (1 - weight) * standardise(prior) + weight * standardise(tuned)
 
     def update(self, context, candidates, results) -> None:
         """Record measured candidates; train the fallback, and the network within its budget."""

@@ -43,6 +43,16 @@ def opa(scores, latency) -> float:
     return float((faster & (scores[:, None] > scores[None, :])).sum() / total)
 
 
+def standardise(scores) -> np.ndarray:
+    """Scores shifted to zero mean and scaled to unit spread, order kept, ``(N,) -> (N,)``.
+
+    Constant scores stay constant (spread taken as 1), so models on different scales can be
+    averaged: the cost model's prior-and-fine-tuned blend and the evaluation's ensembles."""
+    scores = np.asarray(scores, dtype=np.float64)
+    spread = scores.std()
+    return (scores - scores.mean()) / (spread if spread > 0 else 1.0)
+
+
 def best_so_far(latency_in_trial_order) -> np.ndarray:
     """The tuning curve: best latency found after each measured trial, ``(T,)``."""
     return np.minimum.accumulate(np.asarray(latency_in_trial_order, dtype=np.float64))

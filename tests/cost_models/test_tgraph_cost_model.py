@@ -205,3 +205,16 @@ def test_tune_relax_with_tgraph(tmp_path, target):
     vm = relax.VirtualMachine(executable, tvm.cpu())
     (got,) = vm["main"](tvm.runtime.tensor(example.numpy()))   # the exported program returns a tuple
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_every_cost_model_name_makes_its_model():
+    from cost_models import create
+    from tvm_tgraph.names import COST_MODELS
+
+    made = {name: create(name) for name in COST_MODELS}
+    assert [type(model).__name__ for model in made.values()] == [
+        "TGraphCostModel", "TGraphCostModel", "XGBModel", "XGBModel", "RandomModel"]
+    assert (made["tgraph"].online, made["tgraph-frozen"].online) == (True, False)
+    assert (made["xgb"].num_warmup_samples, made["xgb-warm16"].num_warmup_samples) == (100, 16)
+    with pytest.raises(ValueError, match="unknown cost model 'xgboost'"):
+        create("xgboost")

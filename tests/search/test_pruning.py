@@ -11,7 +11,8 @@ from tvm.s_tir import meta_schedule as ms
 from cost_models.timed import TimedCostModel
 from search import PruningSearch, select_top_k_and_explore
 from tvm_tgraph.measure import FastBuilder, make_runner
-from tvm_tgraph.workflows.tuning import STRATEGIES, make_strategy, tune
+from tvm_tgraph.names import STRATEGIES
+from tvm_tgraph.workflows.tuning import make_strategy, tune
 from tvm_tgraph.workloads import WORKLOADS, as_ir_module
 
 

@@ -8,6 +8,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
+from ..names import COST_MODELS, STRATEGIES
 from .common import TARGET_HELP, int_list
 
 
@@ -19,7 +20,7 @@ def add_tune(sub) -> None:
                "  tgraph tune my_ops.py:conv --cost-model xgb --trials 128 --work-dir runs/conv",
     )
     p.add_argument("module", help="built-in workload name (see --list) or path/to/file.py:NAME")
-    p.add_argument("--cost-model", choices=["tgraph", "tgraph-frozen", "xgb", "xgb-warm16", "random"],
+    p.add_argument("--cost-model", choices=COST_MODELS,
                    default="tgraph",
                    help="tgraph (default), tgraph-frozen (the pretrained network without online fine-tuning: "
                         "cheaper per round), xgb (TVM's XGBModel as shipped), xgb-warm16 "
@@ -30,8 +31,7 @@ def add_tune(sub) -> None:
     p.add_argument("--work-dir", required=True, help="directory for the JSON database and logs (appended)")
     p.add_argument("--target", help=TARGET_HELP)
     p.add_argument("--strategy", default="evolutionary",
-                   choices=["evolutionary", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256",
-                            "replay-trace"],
+                   choices=STRATEGIES,
                    help="search strategy: MetaSchedule's evolutionary search (default), the pruning search "
                         "(search.PruningSearch: score a large pool, measure the top-k; -light screens a quarter "
                         "as much, -fast scores each candidate of a round once, -fast-256 half as many) or "

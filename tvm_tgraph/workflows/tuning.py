@@ -20,6 +20,7 @@ from search import PruningSearch
 from ..database import latencies_in_trial_order, open_database, result_latency
 from ..measure import FastBuilder, make_runner
 from ..metrics import best_so_far
+from ..names import STRATEGIES
 from ..tvm_env import make_target, register_light_tensor_intrin
 
 
@@ -111,12 +112,8 @@ def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
     return cost_models.create(name)
 
 
-#: Search strategies by name: MetaSchedule's own, and the project's pruning search in four sizes.
-STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256")
-
-
 def make_strategy(name: str):
-    """A search strategy by name (see :data:`STRATEGIES`): ``"pruning"`` is
+    """A search strategy by name (see :data:`tvm_tgraph.names.STRATEGIES`): ``"pruning"`` is
     :class:`search.PruningSearch` with its defaults, ``"pruning-light"`` the same with a
     quarter of the screening (population 256, one generation per round), ``"pruning-fast"``
     the light proposer unguided, every candidate of a round (up to 512) scored once, in the pool,

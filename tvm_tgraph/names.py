@@ -1,0 +1,12 @@
+"""The names cost models and search strategies are chosen by, kept in one module without TVM
+imports, so that the command line lists them without loading TVM.
+
+``cost_models.create`` makes a cost model from each of :data:`COST_MODELS`,
+``tvm_tgraph.workflows.tuning.make_strategy`` a strategy from each of :data:`STRATEGIES`.
+"""
+
+#: TGraph (online fine-tuning), TGraph frozen, TVM's XGBoost as shipped and with 16 warm-up samples, random.
+COST_MODELS = ("tgraph", "tgraph-frozen", "xgb", "xgb-warm16", "random")
+
+#: MetaSchedule's own searches and the project's pruning search in four sizes.
+STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256")
