@@ -28,6 +28,9 @@ def test_train_and_eval_commands(collected_db, tmp_path, capsys):
     assert "zero_shot" in out and "online_k4" in out
     result = json.loads(report.read_text())
     assert set(result["results"]["zero_shot"]) == {"tgraph", "xgb"}
+    online = result["results"]["online_k4"]
+    assert set(online) == {"tgraph", "xgb", "tgraph-prior+xgb"}
+    assert set(online["tgraph-prior+xgb"]["per_task"]) == set(online["xgb"]["per_task"]) != set()
     assert result["settings"]["eval_families"] == ["op:softmax"]
     assert (tmp_path / "scatter.png").stat().st_size > 1000
 

@@ -7,7 +7,10 @@ interface (``update`` / ``predict``), so what is measured is what tuning gets:
   training tasks (XGBoost with ``num_warmup_samples=0``, so it is a real model, not the
   random warm-up, and retraining on every update), TGraph is the pretrained checkpoint.
 * **online, k**: the task's first ``k`` measured candidates (in measurement order) are
-  given to ``update``; the model then ranks the remaining ones.
+  given to ``update``; the model then ranks the remaining ones. With XGBoost among the
+  baselines, ``tgraph-prior+xgb`` is scored too: the pretrained network, not fine-tuned,
+  blended with the updated XGBoost (the fallback ``TGraphCostModel`` trains on every
+  measurement anyway).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from cost_models import TGraphCostModel
 from cost_models.xgb_state import load_xgb_state, save_xgb_state
 
 from ..measured_tasks import MeasuredTask
-from ..metrics import mean_metrics, ranking_metrics
+from ..metrics import mean_metrics, ranking_metrics, standardise
 
 METRICS = ("kendall_tau", "top1", "top5", "opa")
 
@@ -113,8 +116,23 @@ def train_baselines(kinds: tuple[str, ...], train_tasks: list[MeasuredTask], see
     return {kind: _Baseline(kind, train_tasks, seed) for kind in kinds}
 
 
-def _tgraph(checkpoint: str, seed: int):
-    return TGraphCostModel(checkpoint=checkpoint, seed=seed)   # raises CheckpointError if unusable
+def _tgraph(checkpoint: str, seed: int, online: bool = True):
+    return TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online)   # raises CheckpointError if unusable
+
+
+#: Online model: the pretrained TGraph (not fine-tuned) blended with XGBoost updated on the k given.
+PRIOR_AND_XGB = "tgraph-prior+xgb"
+
+
+def _prior_and_xgb(task: MeasuredTask, ranked: np.ndarray, k: int, xgb_scores: np.ndarray, checkpoint: str,
+                   seed: int) -> np.ndarray:
+    """Scores ``(len(ranked),)`` of the frozen pretrained network blended with XGBoost's online
+    scores as the cost model blends prior and fine-tuned network: weight ``k / (k + b)`` on
+    XGBoost, ``b`` the cost model's ``blend_samples``."""
+    prior_model = _tgraph(checkpoint, seed, online=False)
+    prior = np.asarray(prior_model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
+    weight = k / (k + prior_model.blend_samples)
+    return (1 - weight) * standardise(prior) + weight * standardise(xgb_scores)
 
 
 def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
@@ -146,6 +164,7 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
         if k and len(task.candidates) < k + 8:
             continue
         given, ranked = np.arange(k), np.arange(k, len(task.candidates))
+        online_scores = {}
         for name, baseline in models.items():
             model = _tgraph(checkpoint, seed) if name == "tgraph" else baseline.fresh()
             if k:
@@ -153,8 +172,12 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
                     model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
             scores = np.asarray(model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
             results[setting][name][task.name] = ranking_metrics(scores, task.latency[ranked])
+            online_scores[name] = scores
             if not k:
                 zero_shot_scores.setdefault(task.name, {})[name] = scores.tolist()
+        if k and "xgb" in models:
+            scores = _prior_and_xgb(task, ranked, k, online_scores["xgb"], checkpoint, seed)
+            results[setting].setdefault(PRIOR_AND_XGB, {})[task.name] = ranking_metrics(scores, task.latency[ranked])
     summary = {s: {m: {"per_task": r, "mean": mean_metrics(r)} for m, r in by_model.items()}
                for s, by_model in results.items()}
     return {
