@@ -39,6 +39,14 @@ def _normalise(scores: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-standardise(scores)))
 
 
+def blend_with_prior(prior: np.ndarray, learned: np.ndarray, measured: int, blend_samples: int) -> np.ndarray:
+    """Scores ``(N,)`` of the pretrained network (``prior``) and of a model that learned from the
+    task's ``measured`` candidates (``learned``), each standardised, weighted ``b / (n + b)`` and
+    ``n / (n + b)`` (``n`` = ``measured``, ``b`` = ``blend_samples``)."""
+    weight = measured / (measured + blend_samples)
+    return (1 - weight) * standardise(prior) + weight * standardise(learned)
+
+
 @derived_object
 class TGraphCostModel(PyCostModel):
     """TGraph ranking network as a MetaSchedule cost model.
@@ -215,9 +223,8 @@ class TGraphCostModel(PyCostModel):
         prior = predict_scores(self.pretrained_network, graph, self.chunk_size)
         if measured == 0:
             return prior
-        weight = measured / (measured + self.blend_samples)
-        tuned = predict_scores(self.network, graph, self.chunk_size)
-        return (1 - weight) * standardise(prior) + weight * standardise(tuned)
+        return blend_with_prior(prior, predict_scores(self.network, graph, self.chunk_size), measured,
+                                self.blend_samples)
 
     def update(self, context, candidates, results) -> None:
         """Record measured candidates; train the fallback, and the network within its budget."""

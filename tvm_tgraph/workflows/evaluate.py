@@ -25,10 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from cost_models import TGraphCostModel
+from cost_models.tgraph_cost_model import blend_with_prior
 from cost_models.xgb_state import load_xgb_state, save_xgb_state
 
 from ..measured_tasks import MeasuredTask
-from ..metrics import mean_metrics, ranking_metrics, standardise
+from ..metrics import mean_metrics, ranking_metrics
 
 METRICS = ("kendall_tau", "top1", "top5", "opa")
 
@@ -131,8 +132,7 @@ def _prior_and_xgb(task: MeasuredTask, ranked: np.ndarray, k: int, xgb_scores: n
     XGBoost, ``b`` the cost model's ``blend_samples``."""
     prior_model = _tgraph(checkpoint, seed, online=False)
     prior = np.asarray(prior_model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
-    weight = k / (k + prior_model.blend_samples)
-    return (1 - weight) * standardise(prior) + weight * standardise(xgb_scores)
+    return blend_with_prior(prior, xgb_scores, k, prior_model.blend_samples)
 
 
 def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
