@@ -29,8 +29,9 @@ def test_train_and_eval_commands(collected_db, tmp_path, capsys):
     result = json.loads(report.read_text())
     assert set(result["results"]["zero_shot"]) == {"tgraph", "xgb"}
     online = result["results"]["online_k4"]
-    assert set(online) == {"tgraph", "xgb", "tgraph-prior+xgb"}
-    assert set(online["tgraph-prior+xgb"]["per_task"]) == set(online["xgb"]["per_task"]) != set()
+    assert set(online) == {"tgraph", "xgb", "xgb-cold", "tgraph-prior+xgb", "tgraph-prior+xgb-cold"}
+    for derived in ("xgb-cold", "tgraph-prior+xgb", "tgraph-prior+xgb-cold"):
+        assert set(online[derived]["per_task"]) == set(online["xgb"]["per_task"]) != set()
     assert result["settings"]["eval_families"] == ["op:softmax"]
     assert (tmp_path / "scatter.png").stat().st_size > 1000
 

@@ -8,9 +8,10 @@ interface (``update`` / ``predict``), so what is measured is what tuning gets:
   random warm-up, and retraining on every update), TGraph is the pretrained checkpoint.
 * **online, k**: the task's first ``k`` measured candidates (in measurement order) are
   given to ``update``; the model then ranks the remaining ones. With XGBoost among the
-  baselines, ``tgraph-prior+xgb`` is scored too: the pretrained network, not fine-tuned,
-  blended with the updated XGBoost (the fallback ``TGraphCostModel`` trains on every
-  measurement anyway).
+  baselines, three more rows are scored online: ``xgb-cold``, an untrained XGBoost given
+  the task's ``k`` only (what the fallback ``TGraphCostModel`` trains on every measurement
+  knows of a task tuned alone), and the pretrained network, not fine-tuned, blended with
+  each XGBoost: ``tgraph-prior+xgb`` and ``tgraph-prior+xgb-cold``.
 """
 
 from __future__ import annotations
@@ -121,18 +122,29 @@ def _tgraph(checkpoint: str, seed: int, online: bool = True):
     return TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online)   # raises CheckpointError if unusable
 
 
-#: Online model: the pretrained TGraph (not fine-tuned) blended with XGBoost updated on the k given.
-PRIOR_AND_XGB = "tgraph-prior+xgb"
+#: Online XGBoost that saw the task's given candidates only, not the training tasks.
+COLD_XGB = "xgb-cold"
 
 
-def _prior_and_xgb(task: MeasuredTask, ranked: np.ndarray, k: int, xgb_scores: np.ndarray, checkpoint: str,
-                   seed: int) -> np.ndarray:
-    """Scores ``(len(ranked),)`` of the frozen pretrained network blended with XGBoost's online
-    scores as the cost model blends prior and fine-tuned network: weight ``k / (k + b)`` on
-    XGBoost, ``b`` the cost model's ``blend_samples``."""
+def _cold_xgb(task: MeasuredTask, given: np.ndarray, ranked: np.ndarray) -> np.ndarray:
+    """Scores ``(len(ranked),)`` of an untrained ``XGBModel`` updated on the ``given`` candidates."""
+    from tvm.s_tir.meta_schedule.cost_model import XGBModel
+
+    model = XGBModel(num_warmup_samples=0, adaptive_training=False)
+    model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
+    return np.asarray(model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
+
+
+def _prior_blends(task: MeasuredTask, ranked: np.ndarray, k: int, xgb_scores: dict[str, np.ndarray],
+                  checkpoint: str, seed: int) -> dict[str, np.ndarray]:
+    """For each XGBoost's online scores ``(len(ranked),)`` in ``xgb_scores`` (name -> scores),
+    the frozen pretrained network's scores blended with them as the cost model blends prior
+    and fine-tuned network (weight ``k / (k + b)`` on XGBoost, ``b`` the cost model's
+    ``blend_samples``), under the name ``tgraph-prior+<name>``."""
     prior_model = _tgraph(checkpoint, seed, online=False)
     prior = np.asarray(prior_model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
-    return blend_with_prior(prior, xgb_scores, k, prior_model.blend_samples)
+    return {f"tgraph-prior+{name}": blend_with_prior(prior, scores, k, prior_model.blend_samples)
+            for name, scores in xgb_scores.items()}
 
 
 def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
@@ -176,8 +188,11 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
             if not k:
                 zero_shot_scores.setdefault(task.name, {})[name] = scores.tolist()
         if k and "xgb" in models:
-            scores = _prior_and_xgb(task, ranked, k, online_scores["xgb"], checkpoint, seed)
-            results[setting].setdefault(PRIOR_AND_XGB, {})[task.name] = ranking_metrics(scores, task.latency[ranked])
+            xgb_scores = {"xgb": online_scores["xgb"], COLD_XGB: _cold_xgb(task, given, ranked)}
+            derived = {COLD_XGB: xgb_scores[COLD_XGB],
+                       **_prior_blends(task, ranked, k, xgb_scores, checkpoint, seed)}
+            for name, scores in derived.items():
+                results[setting].setdefault(name, {})[task.name] = ranking_metrics(scores, task.latency[ranked])
     summary = {s: {m: {"per_task": r, "mean": mean_metrics(r)} for m, r in by_model.items()}
                for s, by_model in results.items()}
     return {
