@@ -18,7 +18,8 @@ def create(kind: str, **kwargs):
     ``ms.cost_model.CostModel.create`` does.
 
     ``"tgraph-frozen"`` is TGraph without online fine-tuning (the pretrained network ranks
-    every round; its XGBoost fallback still learns), ``"xgb"`` TVM's ``XGBModel`` as users
+    every round; its XGBoost fallback still learns), ``"tgraph-xgb"`` TGraph that learns a
+    task online through its XGBoost fallback (``learner="xgb"``), ``"xgb"`` TVM's ``XGBModel`` as users
     get it (random until 100 samples), ``"xgb-warm16"`` the stronger baseline
     ``XGBModel(num_warmup_samples=16)``.
     """
@@ -28,6 +29,8 @@ def create(kind: str, **kwargs):
         return TGraphCostModel(**kwargs)
     if kind == "tgraph-frozen":
         return TGraphCostModel(online=False, **kwargs)
+    if kind == "tgraph-xgb":
+        return TGraphCostModel(learner="xgb", **kwargs)
     if kind == "xgb":
         return XGBModel(**kwargs)
     if kind == "xgb-warm16":

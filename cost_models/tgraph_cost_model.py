@@ -52,7 +52,7 @@ class TGraphCostModel(PyCostModel):
     """TGraph ranking network as a MetaSchedule cost model.
 
     Scores candidates with the pretrained network, learns online from every measured
-    batch, and falls back to TVM's ``XGBModel`` (its ``update`` is always called, so it is
+    batch (by fine-tuning the network, or through its XGBoost model), and falls back to TVM's ``XGBModel`` (its ``update`` is always called, so it is
     warm) when the network cannot serve: no checkpoint and too few measurements of the
     task yet, a program the converter cannot represent, or a network error. Each fallback
     is logged once per task and reason.
@@ -66,7 +66,15 @@ class TGraphCostModel(PyCostModel):
     use_pretrained : bool
         ``False`` starts from an untrained network whatever ships (default ``True``).
     online : bool
-        Train on measured candidates in ``update`` (default ``True``).
+        Learn from measured candidates in ``update`` (default ``True``); ``False`` keeps the
+        pretrained ranking for good (the XGBoost fallback still learns).
+    learner : {"network", "xgb"}
+        How a pretrained model learns a task online. ``"network"`` (default) fine-tunes the
+        network on the task's measurements and blends it with the pretrained network (see
+        ``blend_samples``). ``"xgb"`` never fine-tunes: the pretrained network's scores are
+        blended in the same way with the XGBoost fallback's, which ``update`` trains anyway
+        (once the fallback has its warm-up samples). Without a pretrained network,
+        ``"xgb"`` leaves every task to XGBoost.
     min_online_samples : int
         Measured candidates of a task an untrained network needs before it serves that
         task (default 32).
@@ -100,14 +108,17 @@ class TGraphCostModel(PyCostModel):
     """
 
     def __init__(self, checkpoint: str | os.PathLike | None = None, *, use_pretrained: bool = True,
-                 online: bool = True,
+                 online: bool = True, learner: str = "network",
                  min_online_samples: int = 32, update_time_budget_s: float = 1.0,
                  update_max_steps: int = 25, chunk_size: int = 512, blend_samples: int = 64,
                  fallback: XGBModel | None = None, seed: int = 0) -> None:
         super().__init__()
         register_light_tensor_intrin()
+        if learner not in ("network", "xgb"):
+            raise ValueError(f"learner must be 'network' or 'xgb', not {learner!r}")
 
         self.online = online
+        self.learner = learner
         self.min_online_samples = min_online_samples
         self.update_time_budget_s = update_time_budget_s
         self.update_max_steps = update_max_steps
@@ -125,6 +136,8 @@ class TGraphCostModel(PyCostModel):
         self._logged: set[tuple[str, str]] = set()
         #: Tasks the network gave up on (conversion or training failed): task key -> reason.
         self.failed_tasks: dict[str, tuple[str, str]] = {}
+        #: Measured candidates per task key, as the ``"xgb"`` learner blends by them.
+        self.measured_by_task: dict[str, int] = {}
         #: Candidates scored by the network and by the fallback so far.
         self.scored = {"network": 0, "fallback": 0}
         if not use_pretrained:
@@ -175,6 +188,9 @@ class TGraphCostModel(PyCostModel):
             return self.failed_tasks[key]
         if self.pretrained:
             return None
+        if self.online and self.learner == "xgb":
+            return "cold", f"{self.checkpoint_error or 'started untrained (use_pretrained=False)'}, " \
+                           "and learner='xgb' only blends a pretrained network with XGBoost"
         have = self.store.num_samples(key)
         if self.network is not None and have >= self.min_online_samples:
             return None
@@ -204,7 +220,7 @@ class TGraphCostModel(PyCostModel):
         if unready is None:
             try:
                 graph = self.converter.convert(context, candidates)
-                scores = self._scores(graph, self.store.num_samples(key))
+                scores = self._scores(graph, key, context, candidates)
                 if np.all(np.isfinite(scores)):
                     self.scored["network"] += len(candidates)
                     return _normalise(scores).astype(np.float64)
@@ -215,9 +231,13 @@ class TGraphCostModel(PyCostModel):
         self.scored["fallback"] += len(candidates)
         return np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
 
-    def _scores(self, graph, measured: int) -> np.ndarray:
-        """Raw network scores of ``graph``'s configurations, blended as ``blend_samples`` says
+    def _scores(self, graph, key: str, context, candidates) -> np.ndarray:
+        """Raw scores ``(len(candidates),)`` of ``graph``'s configurations (task ``key``), the
+        pretrained ranking blended with what was learned online as ``blend_samples`` says
         (one forward pass while the task has no measurements: the blend is the prior alone)."""
+        if self.online and self.learner == "xgb":
+            return self._prior_and_fallback(graph, key, context, candidates)
+        measured = self.store.num_samples(key)
         if self.pretrained_network is None or self.blend_samples <= 0:
             return predict_scores(self.network, graph, self.chunk_size)
         prior = predict_scores(self.pretrained_network, graph, self.chunk_size)
@@ -225,6 +245,18 @@ class TGraphCostModel(PyCostModel):
             return prior
         return blend_with_prior(prior, predict_scores(self.network, graph, self.chunk_size), measured,
                                 self.blend_samples)
+
+    def _prior_and_fallback(self, graph, key: str, context, candidates) -> np.ndarray:
+        """The frozen pretrained network's scores blended with the XGBoost fallback's (the
+        prior alone until the fallback has trained and the task has measurements)."""
+        prior = predict_scores(self.network, graph, self.chunk_size)
+        measured = self.measured_by_task.get(key, 0)
+        fallback_trained = self.fallback.booster is not None and \
+            self.fallback.data_size >= self.fallback.num_warmup_samples
+        if not measured or not fallback_trained or self.blend_samples <= 0:
+            return prior
+        learned = np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
+        return blend_with_prior(prior, learned, measured, self.blend_samples)
 
     def update(self, context, candidates, results) -> None:
         """Record measured candidates; train the fallback, and the network within its budget."""
@@ -239,6 +271,9 @@ class TGraphCostModel(PyCostModel):
         if not measured:
             return
         key = shash2hex(context.mod)
+        if self.learner == "xgb":
+            self.measured_by_task[key] = self.measured_by_task.get(key, 0) + len(measured)
+            return
         if key in self.failed_tasks:
             return
         try:
@@ -280,7 +315,7 @@ class TGraphCostModel(PyCostModel):
                 self.store.save(staging / "measured.npz")
             save_xgb_state(self.fallback, staging)
             state = {"format": "tgraph-cost-model-1", "pretrained": self.pretrained,
-                     "has_network": self.network is not None}
+                     "has_network": self.network is not None, "measured_by_task": self.measured_by_task}
             (staging / "state.json").write_text(json.dumps(state))
             if target.exists():
                 shutil.rmtree(target)
@@ -309,6 +344,7 @@ class TGraphCostModel(PyCostModel):
         if state.get("has_network") and self.network is None:
             raise CheckpointError(f"{directory} lacks network.safetensors, which its state.json lists")
         self.pretrained_network = network("prior.safetensors")
+        self.measured_by_task = dict(state.get("measured_by_task", {}))
         measured = directory / "measured.npz"
         self.store = TaskStore.load(measured) if measured.is_file() else TaskStore()
         load_xgb_state(self.fallback, directory)

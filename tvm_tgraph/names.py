@@ -5,8 +5,9 @@ imports, so that the command line lists them without loading TVM.
 ``tvm_tgraph.workflows.tuning.make_strategy`` a strategy from each of :data:`STRATEGIES`.
 """
 
-#: TGraph (online fine-tuning), TGraph frozen, TVM's XGBoost as shipped and with 16 warm-up samples, random.
-COST_MODELS = ("tgraph", "tgraph-frozen", "xgb", "xgb-warm16", "random")
+#: TGraph (online fine-tuning), TGraph frozen, TGraph blended online with its XGBoost fallback,
+#: TVM's XGBoost as shipped and with 16 warm-up samples, random.
+COST_MODELS = ("tgraph", "tgraph-frozen", "tgraph-xgb", "xgb", "xgb-warm16", "random")
 
 #: MetaSchedule's own searches and the project's pruning search in four sizes.
 STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256")

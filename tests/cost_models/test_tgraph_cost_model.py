@@ -183,6 +183,46 @@ def test_frozen_tgraph_ranks_with_the_pretrained_network_alone(tmp_path, measure
     assert model.scored == {"network": 48, "fallback": 0}
 
 
+def test_tgraph_xgb_blends_the_prior_with_its_learning_fallback(tmp_path, measured):
+    """``tgraph-xgb`` never fine-tunes: it ranks as the pretrained network until its XGBoost
+    fallback has trained, then by the standardised blend of the two (weight n / (n + 64) on
+    XGBoost, n the task's measurements), and a saved model ranks the same when loaded."""
+    from cost_models import create
+    from cost_models.tgraph_cost_model import blend_with_prior
+    from tvm_tgraph.nn import predict_scores
+
+    context, candidates, results = measured
+    checkpoint = _pretrained_checkpoint(tmp_path / "p.safetensors")
+    model = create("tgraph-xgb", checkpoint=checkpoint)
+    zero_shot = model.predict(context, candidates)
+    model.update(context, candidates[:8], results[:8])   # fewer than the fallback's 16 warm-up samples
+    np.testing.assert_array_equal(model.predict(context, candidates), zero_shot)
+    model.update(context, candidates[8:], results[8:])
+    blended = model.predict(context, candidates)
+
+    measured_count = sum(r.error_msg is None for r in results)
+    assert list(model.measured_by_task.values()) == [measured_count] and len(model.store) == 0
+    prior = predict_scores(model.network, model.converter.convert(context, candidates), model.chunk_size)
+    expected = blend_with_prior(prior, model.fallback.predict(context, candidates), measured_count, 64)
+    np.testing.assert_allclose(blended, tgraph_cost_model_module._normalise(expected), rtol=1e-6)
+    assert not np.allclose(blended, zero_shot)
+
+    model.save(str(tmp_path / "saved"))
+    restored = create("tgraph-xgb", checkpoint=checkpoint)
+    restored.load(str(tmp_path / "saved"))
+    np.testing.assert_allclose(restored.predict(context, candidates), blended, rtol=1e-6)
+
+
+def test_tgraph_xgb_without_a_pretrained_network_leaves_tasks_to_xgboost(measured):
+    context, candidates, results = measured
+    model = TGraphCostModel(use_pretrained=False, learner="xgb", min_online_samples=8)
+    model.update(context, candidates, results)
+    model.predict(context, candidates)
+    assert model.scored == {"network": 0, "fallback": 24} and model.network is None
+    with pytest.raises(ValueError, match="learner must be 'network' or 'xgb'"):
+        TGraphCostModel(learner="mlp")
+
+
 def test_tune_relax_with_tgraph(tmp_path, target):
     torch.manual_seed(0)
     layer = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).eval()
@@ -213,8 +253,9 @@ def test_every_cost_model_name_makes_its_model():
 
     made = {name: create(name) for name in COST_MODELS}
     assert [type(model).__name__ for model in made.values()] == [
-        "TGraphCostModel", "TGraphCostModel", "XGBModel", "XGBModel", "RandomModel"]
+        "TGraphCostModel", "TGraphCostModel", "TGraphCostModel", "XGBModel", "XGBModel", "RandomModel"]
     assert (made["tgraph"].online, made["tgraph-frozen"].online) == (True, False)
+    assert (made["tgraph"].learner, made["tgraph-xgb"].learner) == ("network", "xgb")
     assert (made["xgb"].num_warmup_samples, made["xgb-warm16"].num_warmup_samples) == (100, 16)
     with pytest.raises(ValueError, match="unknown cost model 'xgboost'"):
         create("xgboost")

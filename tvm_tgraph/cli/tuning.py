@@ -23,7 +23,8 @@ def add_tune(sub) -> None:
     p.add_argument("--cost-model", choices=COST_MODELS,
                    default="tgraph",
                    help="tgraph (default), tgraph-frozen (the pretrained network without online fine-tuning: "
-                        "cheaper per round), xgb (TVM's XGBModel as shipped), xgb-warm16 "
+                        "cheaper per round), tgraph-xgb (the pretrained network blended online with its "
+                        "XGBoost fallback instead of fine-tuned), xgb (TVM's XGBoost as shipped), xgb-warm16 "
                         "(XGBModel(num_warmup_samples=16)) or random")
     p.add_argument("--checkpoint", help="TGraph weights to use instead of the shipped checkpoint")
     p.add_argument("--trials", type=int, default=64, help="measurement budget (default 64)")

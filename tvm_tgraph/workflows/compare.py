@@ -30,6 +30,9 @@ METHODS = {
     "tgraph-frozen+pruning-fast": ("tgraph-frozen", "pruning-fast"),
     "tgraph-frozen+pruning-light": ("tgraph-frozen", "pruning-light"),
     "tgraph-frozen+pruning-fast-256": ("tgraph-frozen", "pruning-fast-256"),
+    # the pretrained network blended online with its XGBoost fallback instead of fine-tuned
+    "tgraph-xgb+pruning-light": ("tgraph-xgb", "pruning-light"),
+    "tgraph-xgb": ("tgraph-xgb", "evolutionary"),
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
     "xgb-warm16": ("xgb-warm16", "evolutionary"),

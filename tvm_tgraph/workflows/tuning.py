@@ -103,12 +103,12 @@ def trial_clock_callback(start: float, timed_model: TimedCostModel, marks: list)
 
 
 def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
-    """``"tgraph"``, ``"tgraph-frozen"`` (no online fine-tuning), ``"xgb"`` (stock),
-    ``"xgb-warm16"`` or ``"random"``."""
-    if name in ("tgraph", "tgraph-frozen"):
+    """``"tgraph"``, ``"tgraph-frozen"`` (no online fine-tuning), ``"tgraph-xgb"`` (online
+    through XGBoost), ``"xgb"`` (stock), ``"xgb-warm16"`` or ``"random"``."""
+    if name.startswith("tgraph"):
         return cost_models.create(name, checkpoint=checkpoint, seed=seed)
     if checkpoint is not None:
-        raise ValueError("--checkpoint only applies to --cost-model tgraph or tgraph-frozen")
+        raise ValueError("--checkpoint only applies to the tgraph cost models")
     return cost_models.create(name)
 
 
