@@ -1,7 +1,8 @@
 """Summaries and paired comparisons of ``ranking_eval.py`` reports (no training, no TVM).
 
 Each model is ``REPORT.json:MODEL``, MODEL being ``tgraph`` (the recipe), ``xgb``, ``mlp``
-``tgraph+xgb`` (the two averaged) or ``ablation:<variant>``. For every model: the mean over folds of each zero-shot metric,
+``tgraph+xgb`` (the two averaged) or ``ablation:<variant>``, zero-shot unless ``--setting`` names
+another (``online_k64``: then also ``xgb-cold``, ``tgraph-prior+xgb`` etc.). For every model: the mean over folds of each metric,
 per seed, then mean (min-max) over seeds; the recipe's seed ensembles if the report has them;
 and the best validation steps of TGraph models. With two models: their Kendall tau paired
 fold by fold and seed by seed (the folds and seeds the two reports share), the mean
@@ -25,18 +26,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tvm_tgraph.workflows.evaluate import METRICS  # noqa: E402
 
 
-def _zero_shot(run: dict, model: str) -> dict:
-    """The zero-shot result (``mean`` metrics, ``history`` for TGraph) of ``model`` in one run."""
+def _result(run: dict, model: str, setting: str) -> dict:
+    """The result (``mean`` metrics, ``history`` for TGraph) of ``model`` in ``setting`` in one run
+    (ablations are zero-shot only)."""
     if model.startswith("ablation:"):
         return run["ablations"][model.removeprefix("ablation:")]
-    return {**run["results"]["zero_shot"][model], "history": run.get("history") if model == "tgraph" else None}
+    return {**run["results"][setting][model], "history": run.get("history") if model == "tgraph" else None}
 
 
-def load(spec: str) -> tuple[str, dict, dict[tuple[str, int], dict]]:
-    """``REPORT.json:MODEL`` -> (spec, report, {(fold, seed index): zero-shot result})."""
+def load(spec: str, setting: str = "zero_shot") -> tuple[str, dict, dict[tuple[str, int], dict]]:
+    """``REPORT.json:MODEL`` -> (spec, report, {(fold, seed index): result in ``setting``})."""
     path, _, model = spec.partition(":")
     report = json.loads(Path(path).read_text())
-    results = {(fold, i): _zero_shot(run, model or "tgraph")
+    results = {(fold, i): _result(run, model or "tgraph", setting)
                for fold, runs in report["folds"].items() for i, run in enumerate(runs)}
     return spec, report, results
 
@@ -51,8 +53,9 @@ def _ensembles(report: dict) -> dict[str, dict[str, dict]]:
     return by_name
 
 
-def summary(spec: str, report: dict, results: dict) -> list[str]:
-    """Mean over folds per seed, then mean (min-max) over seeds, of every metric."""
+def summary(spec: str, report: dict, results: dict, with_ensembles: bool = True) -> list[str]:
+    """Mean over folds per seed, then mean (min-max) over seeds, of every metric; then the
+    report's (zero-shot) seed ensembles if ``with_ensembles``."""
     seeds = sorted({seed for _, seed in results})
     lines = [f"{spec}: {len({fold for fold, _ in results})} folds x {len(seeds)} seeds"]
     for metric in METRICS:
@@ -61,7 +64,7 @@ def summary(spec: str, report: dict, results: dict) -> list[str]:
     steps = sorted(r["history"]["best_step"] for r in results.values() if r.get("history"))
     if steps:
         lines.append(f"  best validation steps {steps[0]}-{steps[-1]}, median {np.median(steps):.0f}")
-    if spec.endswith((".json", ":tgraph")):
+    if with_ensembles and spec.endswith((".json", ":tgraph")):
         for name, ensemble in _ensembles(report).items():
             lines.append(f"  {name}: " + ", ".join(
                 f"{metric} {np.mean([e['mean'][metric] for e in ensemble.values()]):.3f}" for metric in METRICS))
@@ -82,13 +85,14 @@ def paired(first: tuple, second: tuple) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="+", help="REPORT.json:MODEL (MODEL: tgraph, xgb, mlp, ablation:<variant>)")
+    parser.add_argument("--setting", default="zero_shot", help="zero_shot (default) or online_k<k>")
     args = parser.parse_args()
     try:
-        loaded = [load(spec) for spec in args.models]
+        loaded = [load(spec, args.setting) for spec in args.models]
     except (OSError, json.JSONDecodeError, KeyError) as err:
         parser.exit(2, f"ranking_runs: not a ranking_eval report or model: {err!r}\n")
     for entry in loaded:
-        print("\n".join(summary(*entry)))
+        print("\n".join(summary(*entry, with_ensembles=args.setting == "zero_shot")))
     if len(loaded) == 2:
         print("\n".join(paired(*loaded)))
 
