@@ -52,10 +52,11 @@ class TGraphCostModel(PyCostModel):
     """TGraph ranking network as a MetaSchedule cost model.
 
     Scores candidates with the pretrained network, learns online from every measured
-    batch (by fine-tuning the network, or through its XGBoost model), and falls back to TVM's ``XGBModel`` (its ``update`` is always called, so it is
-    warm) when the network cannot serve: no checkpoint and too few measurements of the
-    task yet, a program the converter cannot represent, or a network error. Each fallback
-    is logged once per task and reason.
+    batch (by fine-tuning the network, or through its XGBoost model), and falls back to
+    TVM's ``XGBModel`` (its ``update`` is always called, so it is warm) when the network
+    cannot serve: no checkpoint and too few measurements of the task yet, a program the
+    converter cannot represent, or a network error. Each fallback is logged once per task
+    and reason.
 
     Parameters
     ----------
