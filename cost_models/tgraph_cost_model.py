@@ -164,11 +164,18 @@ class TGraphCostModel(PyCostModel):
         state = "pretrained" if self.pretrained else "untrained"
         return f"TGraphCostModel({state}, tasks={len(self.store)}, fallback=XGBModel)"
 
+    @property
+    def _learns_through_fallback(self) -> bool:
+        """Online learning goes through the XGBoost fallback, not the network (``learner="xgb"``)."""
+        return self.online and self.learner == "xgb"
+
     # ------------------------------------------------------------------ network
     def _load_network(self, path: Path) -> None:
         self.network, card = load_checkpoint(path, feature_schema=FEATURE_SCHEMA_VERSION)
         self.pretrained = bool(card.get("pretrained", True))
-        self.pretrained_network = copy.deepcopy(self.network) if self.pretrained else None
+        # a frozen copy to blend with only where the network itself will be fine-tuned
+        fine_tuned = self.online and self.learner == "network"
+        self.pretrained_network = copy.deepcopy(self.network) if self.pretrained and fine_tuned else None
         self._trainer = None
 
     def _ensure_network(self, first_graph) -> None:
@@ -189,7 +196,7 @@ class TGraphCostModel(PyCostModel):
             return self.failed_tasks[key]
         if self.pretrained:
             return None
-        if self.online and self.learner == "xgb":
+        if self._learns_through_fallback:
             return "cold", f"{self.checkpoint_error or 'started untrained (use_pretrained=False)'}, " \
                            "and learner='xgb' only blends a pretrained network with XGBoost"
         have = self.store.num_samples(key)
@@ -236,7 +243,7 @@ class TGraphCostModel(PyCostModel):
         """Raw scores ``(len(candidates),)`` of ``graph``'s configurations (task ``key``), the
         pretrained ranking blended with what was learned online as ``blend_samples`` says
         (one forward pass while the task has no measurements: the blend is the prior alone)."""
-        if self.online and self.learner == "xgb":
+        if self._learns_through_fallback:
             return self._prior_and_fallback(graph, key, context, candidates)
         measured = self.store.num_samples(key)
         if self.pretrained_network is None or self.blend_samples <= 0:

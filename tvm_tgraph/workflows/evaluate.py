@@ -54,6 +54,14 @@ def _torch_compatible_mlp():
         torch.optim.lr_scheduler.StepLR = original
 
 
+def _untrained_xgb():
+    """TVM's ``XGBModel`` as the evaluation uses it: no random warm-up, and retrained on every
+    update (``adaptive_training=False``), so that the k online samples count."""
+    from tvm.s_tir.meta_schedule.cost_model import XGBModel
+
+    return XGBModel(num_warmup_samples=0, adaptive_training=False)
+
+
 class _Baseline:
     """A TVM cost model trained once on the training tasks, restored fresh per held-out task."""
 
@@ -71,11 +79,9 @@ class _Baseline:
         self._snapshot = self._save()
 
     def _new(self):
-        from tvm.s_tir.meta_schedule.cost_model import XGBModel
         from tvm.s_tir.meta_schedule.cost_model.mlp_model import MLPModel
 
-        # adaptive_training=False: retrain on every update, so that the k online samples count
-        return XGBModel(num_warmup_samples=0, adaptive_training=False) if self.kind == "xgb" else MLPModel()
+        return _untrained_xgb() if self.kind == "xgb" else MLPModel()
 
     def _train_mlp(self, train_tasks: list[MeasuredTask]) -> None:
         from tvm.s_tir.meta_schedule.cost_model.mlp_model import extract_features
@@ -128,9 +134,7 @@ COLD_XGB = "xgb-cold"
 
 def _cold_xgb(task: MeasuredTask, given: np.ndarray, ranked: np.ndarray) -> np.ndarray:
     """Scores ``(len(ranked),)`` of an untrained ``XGBModel`` updated on the ``given`` candidates."""
-    from tvm.s_tir.meta_schedule.cost_model import XGBModel
-
-    model = XGBModel(num_warmup_samples=0, adaptive_training=False)
+    model = _untrained_xgb()
     model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
     return np.asarray(model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
 
