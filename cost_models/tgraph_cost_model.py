@@ -99,7 +99,9 @@ class TGraphCostModel(PyCostModel):
         fine-tuned network alone). A few measurements then refine the pretrained ranking
         instead of replacing it.
     fallback : XGBModel, optional
-        Default ``XGBModel(num_warmup_samples=16)``.
+        Default ``XGBModel(num_warmup_samples=16)`` whose feature extractor is the converter's
+        (:class:`~tvm_tgraph.convert.tir.store_features.CachedPerStoreFeature`): TVM's
+        ``PerStoreFeature``, each candidate extracted once for the network and XGBoost.
     seed : int
         Seeds network initialisation and online training (default 0).
 
@@ -126,8 +128,10 @@ class TGraphCostModel(PyCostModel):
         self.chunk_size = chunk_size
         self.blend_samples = blend_samples
         self.seed = seed
-        self.fallback = fallback if fallback is not None else XGBModel(num_warmup_samples=16)
         self.converter = TirConverter()
+        if fallback is None:   # extracts each candidate's per-store features once with the converter
+            fallback = XGBModel(num_warmup_samples=16, extractor=self.converter.store_extractor)
+        self.fallback = fallback
         self.store = TaskStore()
         self.network = None
         self.pretrained_network = None   # frozen copy of the checkpoint, for blending

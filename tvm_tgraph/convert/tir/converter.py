@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 
 from ...graph import ConfiguredGraph
+from .lru import LruCache
 from .program_graph import TaskGraph, task_graph
 from .schema import F_CONFIG, F_GLOBAL
-from .store_features import store_features
+from .store_features import CachedPerStoreFeature, candidate_keys, store_features
 from .trace import _TraceReader, parse_trace
 
 
@@ -25,15 +24,15 @@ class TirConverter:
     ----------
     cache_size : int
         Candidates whose features are kept (default 20,000, about 40 MB).
+    store_extractor : CachedPerStoreFeature, optional
+        Where the per-store rows come from; give the one an ``XGBModel`` uses to extract
+        each candidate once for both (default: a new one).
     """
 
-    def __init__(self, cache_size: int = 20_000) -> None:
-        from tvm.s_tir.meta_schedule.feature_extractor import PerStoreFeature
-
+    def __init__(self, cache_size: int = 20_000, store_extractor: CachedPerStoreFeature | None = None) -> None:
         self._graphs: dict[str, TaskGraph] = {}
-        self._store_extractor = PerStoreFeature()
-        self._cache: OrderedDict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self.cache_size = cache_size
+        self.store_extractor = store_extractor if store_extractor is not None else CachedPerStoreFeature()
+        self._cache = LruCache(cache_size)
 
     def graph_for(self, mod) -> TaskGraph:
         """The cached static graph of a task's workload module."""
@@ -72,21 +71,14 @@ class TirConverter:
 
         task = shash2hex(context.mod)
         graph = self._graph_by_key(task, context.mod)
-        # Two tasks can print the same trace (an element-wise op at two shapes): the
-        # per-store features differ, so a candidate is known by (task, trace).
-        keys = [(task, str(cand.sch.trace)) for cand in candidates]
-        missing = [i for i, key in enumerate(keys) if key not in self._cache]
-        if missing:
-            per_store = self._store_extractor.extract_from(context, [candidates[i] for i in missing])
-            for i, stores in zip(missing, per_store):
-                config = _TraceReader(graph, graph.config_row()).read(parse_trace(keys[i][1]))
-                self._cache[keys[i]] = (config, store_features(stores.numpy()))
-        rows = []
-        for key in keys:
-            self._cache.move_to_end(key)
-            rows.append(self._cache[key])
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        keys = candidate_keys(task, candidates)
+
+        def features(missing: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+            per_store = self.store_extractor.rows(context, [candidates[i] for i in missing], [keys[i] for i in missing])
+            return [(_TraceReader(graph, graph.config_row()).read(parse_trace(keys[i][1])), store_features(stores))
+                    for i, stores in zip(missing, per_store)]
+
+        rows = self._cache.get_batch(keys, features)
         nc = len(graph.config_node_ids)
         config = np.stack([r[0] for r in rows]) if rows else np.zeros((0, nc, F_CONFIG), np.float32)
         global_feat = np.stack([r[1] for r in rows]) if rows else np.zeros((0, F_GLOBAL), np.float32)
