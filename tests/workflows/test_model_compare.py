@@ -11,7 +11,7 @@ from conftest import TINY_MLP_SOURCE, drop_capture_handlers
 
 from tvm_tgraph.cli import main
 from tvm_tgraph.database import RECORD_FILE, latencies_in_trial_order
-from tvm_tgraph.workflows.model_compare import ModelRun, summarise_models
+from tvm_tgraph.workflows.model_compare import ModelRun, format_models_markdown, summarise_models
 
 
 def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys):
@@ -32,7 +32,8 @@ def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys)
         assert all(0 < run["latency_s"][b] < report["untuned_s"][model] * 10 for b in ("2", "4"))
         assert max(run["max_abs_diff"].values()) < 1e-3       # every tuned build computes the same
         assert 0 < run["wall_at_s"]["2"] <= run["wall_at_s"]["4"] <= run["wall_s"]
-        assert run["cpu"]["llvm"]
+        assert run["cpu"]["llvm"] and run["untuned_s"] == report["untuned_s"][model]
+    assert "Machine speed: one speed for every run" in (out / "compare_models.md").read_text()
     run_dir = out / "runs" / model.replace("/", "_").replace(":", "_") / "random" / "seed0"
     latency, _ = latencies_in_trial_order(run_dir)
     assert len(latencies_in_trial_order(run_dir / "at2")[0]) == 2 * 2   # the first 2 trials per task
@@ -59,11 +60,11 @@ def test_model_compare_rejects_checkpoints_beyond_the_budget(tmp_path, capsys):
     assert "checkpoints must lie within 1..8" in err and err.count("\n") == 1
 
 
-def _run(method, latencies, seed=0):
+def _run(method, latencies, seed=0, untuned_s=0.02):
     checkpoints = {"4": latencies[0], "8": latencies[1]}
     return ModelRun("m", method, seed, tasks=3, trials=24, wall_s=100.0, cost_model_s=10.0, latency_s=checkpoints,
                     wall_at_s={"4": 50.0, "8": 100.0}, cost_model_at_s={"4": 5.0, "8": 10.0},
-                    max_abs_diff={"4": 0.0, "8": 0.0}, cpu={"llvm": "x", "name": "x"})
+                    max_abs_diff={"4": 0.0, "8": 0.0}, cpu={"llvm": "x", "name": "x"}, untuned_s=untuned_s)
 
 
 def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
@@ -77,6 +78,22 @@ def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
     assert tg["trials_per_task_to_reference"] == {"median": 6.0, "per_seed": [4, 8]}
     assert summary["methods"]["xgb"]["trials_per_task_to_reference"]["median"] == np.inf
     assert tg["cost_model_share"] == 0.1 and tg["wall_at_s"] == {"4": 50.0, "8": 100.0}
+    assert summary["machine_speed"]["comparable"]
+
+
+def test_runs_timed_on_machines_of_different_speed_are_flagged():
+    """Same CPU name, different speed: the untuned build timed 10% apart in two calls, or not
+    recorded at all, and the report says the runs are not shown to be comparable."""
+    slower = [_run("xgb-warm16", [5.0, 2.0]), _run("tgraph+pruning", [2.0, 1.5], untuned_s=0.022)]
+    unrecorded = [_run("xgb-warm16", [5.0, 2.0]), _run("tgraph+pruning", [2.0, 1.5], untuned_s=None)]
+    for runs, reason in ((slower, "untuned build timed 20.000-22.000 ms"), (unrecorded, "1 runs recorded no")):
+        summary = summarise_models(runs)
+        assert not summary["m"]["machine_speed"]["comparable"]
+        markdown = format_models_markdown(summary)
+        assert "**Machine speed: not shown to be one for every run**" in markdown and reason in markdown
+    close = summarise_models([_run("xgb-warm16", [5.0, 2.0]), _run("tgraph", [2.0, 1.5], untuned_s=0.0204)])
+    assert close["m"]["machine_speed"] == {"untuned_s": pytest.approx({"median": 0.0202, "min": 0.02, "max": 0.0204}),
+                                           "unknown": 0, "comparable": True}
 
 
 def test_a_built_in_model_has_the_same_weights_on_every_load():
