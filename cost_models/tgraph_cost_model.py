@@ -25,6 +25,7 @@ from tvm_tgraph.task_store import TaskStore
 from tvm_tgraph.training import RankingTrainer, TrainConfig
 from tvm_tgraph.tvm_env import register_light_tensor_intrin
 
+from .shared_features import SharedPerStoreFeature
 from .xgb_state import load_xgb_state, save_xgb_state
 
 logger = logging.getLogger("tvm_tgraph.cost_model")
@@ -100,7 +101,7 @@ class TGraphCostModel(PyCostModel):
         instead of replacing it.
     fallback : XGBModel, optional
         Default ``XGBModel(num_warmup_samples=16)`` whose feature extractor is the converter's
-        (:class:`~tvm_tgraph.convert.tir.store_features.CachedPerStoreFeature`): TVM's
+        (:class:`~cost_models.shared_features.SharedPerStoreFeature`): TVM's
         ``PerStoreFeature``, each candidate extracted once for the network and XGBoost.
     seed : int
         Seeds network initialisation and online training (default 0).
@@ -130,7 +131,7 @@ class TGraphCostModel(PyCostModel):
         self.seed = seed
         self.converter = TirConverter()
         if fallback is None:   # extracts each candidate's per-store features once with the converter
-            fallback = XGBModel(num_warmup_samples=16, extractor=self.converter.store_extractor)
+            fallback = XGBModel(num_warmup_samples=16, extractor=SharedPerStoreFeature(self.converter.store_rows))
         self.fallback = fallback
         self.store = TaskStore()
         self.network = None

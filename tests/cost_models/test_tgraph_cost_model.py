@@ -194,7 +194,7 @@ def test_tgraph_xgb_blends_the_prior_with_its_learning_fallback(tmp_path, measur
     context, candidates, results = measured
     checkpoint = _pretrained_checkpoint(tmp_path / "p.safetensors")
     model = create("tgraph-xgb", checkpoint=checkpoint)
-    assert model.fallback.extractor is model.converter.store_extractor   # each candidate extracted once
+    assert model.fallback.extractor.rows is model.converter.store_rows   # each candidate extracted once
     zero_shot = model.predict(context, candidates)
     model.update(context, candidates[:8], results[:8])   # fewer than the fallback's 16 warm-up samples
     np.testing.assert_array_equal(model.predict(context, candidates), zero_shot)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+
 import numpy as np
 
 from ...graph import ConfiguredGraph
 from .lru import LruCache
 from .program_graph import TaskGraph, task_graph
 from .schema import F_CONFIG, F_GLOBAL
-from .store_features import CachedPerStoreFeature, candidate_keys, store_features
+from .store_extractor import PerStoreRows, candidate_keys
+from .store_features import store_features
 from .trace import _TraceReader, parse_trace
 
 
@@ -24,14 +26,18 @@ class TirConverter:
     ----------
     cache_size : int
         Candidates whose features are kept (default 20,000, about 40 MB).
-    store_extractor : CachedPerStoreFeature, optional
-        Where the per-store rows come from; give the one an ``XGBModel`` uses to extract
-        each candidate once for both (default: a new one).
+
+    Attributes
+    ----------
+    store_rows : PerStoreRows
+        Where the per-store rows come from; an ``XGBModel`` reading them too
+        (``cost_models.shared_features.SharedPerStoreFeature``) extracts each candidate once
+        with the converter.
     """
 
-    def __init__(self, cache_size: int = 20_000, store_extractor: CachedPerStoreFeature | None = None) -> None:
+    def __init__(self, cache_size: int = 20_000) -> None:
         self._graphs: dict[str, TaskGraph] = {}
-        self.store_extractor = store_extractor if store_extractor is not None else CachedPerStoreFeature()
+        self.store_rows = PerStoreRows()
         self._cache = LruCache(cache_size)
 
     def graph_for(self, mod) -> TaskGraph:
@@ -74,7 +80,7 @@ class TirConverter:
         keys = candidate_keys(task, candidates)
 
         def features(missing: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-            per_store = self.store_extractor.rows(context, [candidates[i] for i in missing], [keys[i] for i in missing])
+            per_store = self.store_rows.rows(context, [candidates[i] for i in missing], [keys[i] for i in missing])
             return [(_TraceReader(graph, graph.config_row()).read(parse_trace(keys[i][1])), store_features(stores))
                     for i, stores in zip(missing, per_store)]
 
