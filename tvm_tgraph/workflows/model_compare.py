@@ -305,7 +305,7 @@ def _speed_line(speed: dict) -> str:
     if spread is not None and spread["max"] > spread["min"] * SPEED_TOLERANCE:
         why.append(timed)
     return ("**Machine speed: not shown to be one for every run** (" + "; ".join(why) + "): compare only runs "
-            "measured in one `tgraph compare` call.")
+            "timed at one machine speed (measure the others again on this machine).")
 
 
 def plot_model_curves(results: list[ModelRun], path: str | Path, untuned_s: dict[str, float] | None = None) -> None:

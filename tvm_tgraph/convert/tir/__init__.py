@@ -17,7 +17,8 @@ The sub-modules, one job each: :mod:`.schema` (node kinds and feature columns),
 :mod:`.program_graph` (the static graph of a task), :mod:`.trace` (a trace's decisions as
 configuration features), :mod:`.store_features` (``PerStoreFeature`` pooled to global
 features), :mod:`.store_extractor` (``PerStoreFeature`` rows extracted once per candidate,
-which XGBoost can share), :mod:`.lru` (the caches' LRU) and :mod:`.converter` (:class:`TirConverter`, with its caches).
+which XGBoost can share), :mod:`.lru` (the caches' LRU) and :mod:`.converter`
+(:class:`TirConverter`, with its caches).
 """
 
 from .converter import TirConverter

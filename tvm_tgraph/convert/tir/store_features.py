@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from .schema import F_GLOBAL, log2p
 
 
