@@ -48,6 +48,13 @@ def blend_with_prior(prior: np.ndarray, learned: np.ndarray, measured: int, blen
     return (1 - weight) * standardise(prior) + weight * standardise(learned)
 
 
+def optimistic_scores(blended: np.ndarray, prior: np.ndarray, learned: np.ndarray) -> np.ndarray:
+    """``(N,)`` upper-confidence scores: ``blended`` plus the spread of the two opinions it
+    blends (the standard deviation of the standardised ``prior`` and ``learned``,
+    ``|z_prior - z_learned| / 2``). High where the blend is high or the two rankers disagree."""
+    return blended + np.abs(standardise(prior) - standardise(learned)) / 2
+
+
 @derived_object
 class TGraphCostModel(PyCostModel):
     """TGraph ranking network as a MetaSchedule cost model.
@@ -146,6 +153,10 @@ class TGraphCostModel(PyCostModel):
         self.measured_by_task: dict[str, int] = {}
         #: Candidates scored by the network and by the fallback so far.
         self.scored = {"network": 0, "fallback": 0}
+        #: ``(N,)`` :func:`optimistic_scores` of the latest ``predict`` call's N candidates, or
+        #: None where that call had one opinion only (no measurements yet, or the fallback
+        #: ranked): what :class:`search.PruningSearch` picks its explorers by.
+        self.last_optimistic_scores: np.ndarray | None = None
         if not use_pretrained:
             if checkpoint is not None:
                 raise ValueError("give a checkpoint or use_pretrained=False, not both")
@@ -226,6 +237,7 @@ class TGraphCostModel(PyCostModel):
         """Scores in (0, 1), float64, shape ``(len(candidates),)``, higher = faster."""
         from tvm.s_tir.meta_schedule.utils import shash2hex
 
+        self.last_optimistic_scores = None
         if not candidates:
             return np.zeros(0, dtype=np.float64)
         key = shash2hex(context.mod)
@@ -240,6 +252,7 @@ class TGraphCostModel(PyCostModel):
                 unready = "nonfinite", "the network produced non-finite scores"
             except Exception as err:  # noqa: BLE001 - any failure hands the task to XGBoost, logged
                 unready = self._give_up(key, err)
+        self.last_optimistic_scores = None   # whatever a failed network call left
         self._log_fallback(context, *unready)
         self.scored["fallback"] += len(candidates)
         return np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
@@ -256,8 +269,13 @@ class TGraphCostModel(PyCostModel):
         prior = predict_scores(self.pretrained_network, graph, self.chunk_size)
         if measured == 0:
             return prior
-        return blend_with_prior(prior, predict_scores(self.network, graph, self.chunk_size), measured,
-                                self.blend_samples)
+        return self._blend(prior, predict_scores(self.network, graph, self.chunk_size), measured)
+
+    def _blend(self, prior: np.ndarray, learned: np.ndarray, measured: int) -> np.ndarray:
+        """:func:`blend_with_prior`, keeping the blend's :func:`optimistic_scores`."""
+        blended = blend_with_prior(prior, learned, measured, self.blend_samples)
+        self.last_optimistic_scores = optimistic_scores(blended, prior, learned)
+        return blended
 
     def _prior_and_fallback(self, graph, key: str, context, candidates) -> np.ndarray:
         """The frozen pretrained network's scores blended with the XGBoost fallback's (the
@@ -269,7 +287,7 @@ class TGraphCostModel(PyCostModel):
         if not measured or not fallback_trained or self.blend_samples <= 0:
             return prior
         learned = np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
-        return blend_with_prior(prior, learned, measured, self.blend_samples)
+        return self._blend(prior, learned, measured)
 
     def update(self, context, candidates, results) -> None:
         """Record measured candidates; train the fallback, and the network within its budget."""

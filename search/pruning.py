@@ -7,8 +7,10 @@ schedules (tile sizes, loop orders, compute-at locations, unroll / vectorize / p
 decisions), each valid after post-processing. The cost model then scores the whole pool
 in one call (so TGraph compares the pool's candidates with each other through its
 configuration cross-attention), and only ``k = num_trials_per_iter`` candidates go to the
-builder: the ``k - e`` best-scored and ``e = round(exploration * k)`` drawn at random from
-the rest of the pool. Everything else in the pool is pruned unbuilt.
+builder: the ``k - e`` best-scored and ``e = round(exploration * k)`` explorers from the
+rest of the pool, drawn at random or, given ``uncertainty_from`` (a ``TGraphCostModel``), those
+its upper-confidence scores rank highest (score plus the disagreement of the pretrained
+network and what was learned online). Everything else in the pool is pruned unbuilt.
 
 By default the proposer's generations are themselves scored with the cost model (each
 generation keeps the candidates the model likes best), so a round scores
@@ -37,7 +39,7 @@ _UNBOUNDED_TRIALS = 1 << 30
 
 
 def select_top_k_and_explore(scores: np.ndarray, k: int, exploration: float,
-                             rng: np.random.Generator) -> np.ndarray:
+                             rng: np.random.Generator, optimistic: np.ndarray | None = None) -> np.ndarray:
     """Indices of the candidates to measure.
 
     Parameters
@@ -47,7 +49,12 @@ def select_top_k_and_explore(scores: np.ndarray, k: int, exploration: float,
     k : int
         Candidates to pick (at most the pool size).
     exploration : float
-        Share of ``k`` drawn uniformly at random from the candidates outside the top.
+        Share of ``k`` taken from the candidates outside the top.
+    rng : np.random.Generator
+    optimistic : np.ndarray, optional
+        ``(pool,)`` upper-confidence scores (the score plus the model's uncertainty): the
+        explorers are the candidates outside the top that rank highest by these. Default:
+        explorers drawn uniformly at random.
 
     Returns
     -------
@@ -59,7 +66,12 @@ def select_top_k_and_explore(scores: np.ndarray, k: int, exploration: float,
     order = np.argsort(-scores, kind="stable")
     top = order[: k - explore]
     rest = order[k - explore:]
-    explorers = rng.choice(rest, size=explore, replace=False) if explore else rest[:0]
+    if not explore:
+        explorers = rest[:0]
+    elif optimistic is None:
+        explorers = rng.choice(rest, size=explore, replace=False)
+    else:
+        explorers = rest[np.argsort(-optimistic[rest], kind="stable")[:explore]]
     return np.concatenate([top, explorers]).astype(np.int64)
 
 
@@ -86,18 +98,24 @@ class PruningSearch(PySearchStrategy):
     guide_proposer : bool
         Score the proposer's generations with the cost model (default ``True``); ``False``
         lets the proposer pick at random and scores only the pool (see the module's notes).
+    uncertainty_from : TGraphCostModel, optional
+        The cost model (the Python object, as MetaSchedule hands the strategy a wrapper
+        without it) whose ``last_optimistic_scores`` pick each round's explorers: those of
+        the pool outside the top that the model's upper-confidence scores rank highest (its
+        score plus the disagreement of its two rankers). Rounds without them (no
+        measurements of the task yet) draw explorers at random, as without it.
     """
 
     def __init__(self, pool_size: int = 256, exploration: float = 0.1, population_size: int = 512,
                  genetic_num_iters: int = 2, init_measured_ratio: float = 0.2,
-                 guide_proposer: bool = True) -> None:
+                 guide_proposer: bool = True, uncertainty_from=None) -> None:
         if pool_size < 1:
             raise ValueError(f"pool_size must be positive, got {pool_size}")
         if not 0.0 <= exploration <= 1.0:
             raise ValueError(f"exploration must be within [0, 1], got {exploration}")
         self.params = dict(pool_size=pool_size, exploration=exploration, population_size=population_size,
                            genetic_num_iters=genetic_num_iters, init_measured_ratio=init_measured_ratio,
-                           guide_proposer=guide_proposer)
+                           guide_proposer=guide_proposer, uncertainty_from=uncertainty_from)
         self.proposer = EvolutionarySearch(
             population_size=population_size, genetic_num_iters=genetic_num_iters,
             init_measured_ratio=init_measured_ratio, eps_greedy=exploration,
@@ -108,8 +126,8 @@ class PruningSearch(PySearchStrategy):
         self.max_trials = 0
         self.trials_per_iter = 0
         self.measured = 0
-        #: Per round: ``(pool size, candidates sent to the builder)``.
-        self.rounds: list[tuple[int, int]] = []
+        #: Per round: ``(pool size, candidates sent to the builder, explorers picked by uncertainty)``.
+        self.rounds: list[tuple[int, int, bool]] = []
 
     def _initialize_with_tune_context(self, context) -> None:
         self.context = context
@@ -139,9 +157,17 @@ class PruningSearch(PySearchStrategy):
         pool = list(pool)
         k = min(self.trials_per_iter, self.max_trials - self.measured)
         scores = np.asarray(self.cost_model.predict(self.context, pool), dtype=np.float64)
-        picks = select_top_k_and_explore(scores, k, self.params["exploration"], self.rng)
-        self.rounds.append((len(pool), len(picks)))
+        optimistic = self._optimistic_scores(len(pool))
+        picks = select_top_k_and_explore(scores, k, self.params["exploration"], self.rng, optimistic)
+        self.rounds.append((len(pool), len(picks), optimistic is not None))
         return [pool[i] for i in picks]
+
+    def _optimistic_scores(self, pool: int) -> np.ndarray | None:
+        """The ``uncertainty_from`` model's upper-confidence scores of the pool it just
+        scored, or None (no such model, or it had one opinion only)."""
+        model = self.params["uncertainty_from"]
+        optimistic = None if model is None else model.last_optimistic_scores
+        return optimistic if optimistic is not None and len(optimistic) == pool else None
 
     def notify_runner_results(self, measure_candidates, results) -> None:
         self.measured += len(results)

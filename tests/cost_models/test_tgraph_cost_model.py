@@ -20,6 +20,7 @@ from tvm_tgraph.cli import main
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.errors import CheckpointError
 from tvm_tgraph.measure import FastBuilder, make_runner
+from tvm_tgraph.metrics import standardise
 from tvm_tgraph.nn import TGraphConfig, TGraphNet
 from tvm_tgraph.testing import measure_candidates
 from tvm_tgraph.workloads import as_ir_module, matmul
@@ -198,6 +199,7 @@ def test_tgraph_xgb_blends_the_prior_with_its_learning_fallback(tmp_path, measur
     zero_shot = model.predict(context, candidates)
     model.update(context, candidates[:8], results[:8])   # fewer than the fallback's 16 warm-up samples
     np.testing.assert_array_equal(model.predict(context, candidates), zero_shot)
+    assert model.last_optimistic_scores is None           # one opinion so far: no uncertainty
     model.update(context, candidates[8:], results[8:])
     blended = model.predict(context, candidates)
 
@@ -207,6 +209,9 @@ def test_tgraph_xgb_blends_the_prior_with_its_learning_fallback(tmp_path, measur
     expected = blend_with_prior(prior, model.fallback.predict(context, candidates), measured_count, 64)
     np.testing.assert_allclose(blended, tgraph_cost_model_module._normalise(expected), rtol=1e-6)
     assert not np.allclose(blended, zero_shot)
+    gap = np.abs(standardise(prior) - standardise(model.fallback.predict(context, candidates)))
+    np.testing.assert_allclose(model.last_optimistic_scores - expected, gap / 2, rtol=1e-6, atol=1e-9)
+    assert gap.max() > 0                                   # the two rankers disagree somewhere
 
     model.save(str(tmp_path / "saved"))
     restored = create("tgraph-xgb", checkpoint=checkpoint)

@@ -8,6 +8,7 @@ import pytest
 from conftest import drop_capture_handlers
 from tvm.s_tir import meta_schedule as ms
 
+from cost_models import TGraphCostModel
 from cost_models.timed import TimedCostModel
 from search import PruningSearch, select_top_k_and_explore
 from tvm_tgraph.measure import FastBuilder, make_runner
@@ -27,13 +28,30 @@ def test_selection_takes_the_top_scores_then_explores_the_rest():
     assert len(select_top_k_and_explore(scores[:3], 10, 0.5, rng)) == 3  # a pool smaller than k
 
 
+def test_uncertainty_picks_the_explorers_the_model_is_most_optimistic_about():
+    rng = np.random.default_rng(0)
+    scores = rng.permutation(100).astype(float)
+    optimistic = scores.copy()
+    optimistic[scores == 3] = optimistic[scores == 50] = 1000.0   # low scores, two rankers disagree
+    optimistic[scores == 99] = 2000.0                              # in the top anyway: not an explorer
+    picks = select_top_k_and_explore(scores, k=10, exploration=0.2, rng=rng, optimistic=optimistic)
+    assert sorted(scores[picks[:8]]) == list(range(92, 100))
+    assert sorted(scores[picks[8:]]) == [3.0, 50.0]
+
+
 def test_every_strategy_name_makes_its_search():
-    made = {name: make_strategy(name) for name in STRATEGIES}
+    tgraph = TGraphCostModel(learner="xgb")
+    made = {name: make_strategy(name, tgraph) for name in STRATEGIES}
     assert made["evolutionary"] == "evolutionary" and made["replay-trace"] == "replay-trace"
     sizes = {name: (made[name].params["pool_size"], made[name].params["population_size"],
                     made[name].params["guide_proposer"]) for name in STRATEGIES if name.startswith("pruning")}
     assert sizes == {"pruning": (256, 512, True), "pruning-light": (256, 256, True),
-                     "pruning-fast": (512, 256, False), "pruning-fast-256": (256, 128, False)}
+                     "pruning-fast": (512, 256, False), "pruning-fast-256": (256, 128, False),
+                     "pruning-light-ucb": (256, 256, True)}
+    assert made["pruning-light-ucb"].params["uncertainty_from"] is tgraph
+    assert made["pruning-light"].params["uncertainty_from"] is None
+    with pytest.raises(ValueError, match="needs a TGraph cost model"):
+        make_strategy("pruning-light-ucb", ms.cost_model.XGBModel())
     with pytest.raises(ValueError, match="unknown search strategy"):
         make_strategy("pruning-huge")
 
@@ -58,8 +76,9 @@ def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
     context.pre_tuning(max_trials=12, num_trials_per_iter=8, design_spaces=spaces,
                        database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
     first = context.generate_measure_candidates()
-    (pool, sent), = strategy.rounds
+    (pool, sent, by_uncertainty), = strategy.rounds
     assert len(first) == sent == 8 and 8 < pool <= 40     # the proposer may return a little less than asked
+    assert not by_uncertainty                              # no uncertainty_from: explorers at random
     traces = {str(c.sch.trace) for c in first}
     assert len(traces) == 8
     failed = [ms.runner.RunnerResult(run_secs=None, error_msg="not measured in this test")] * len(first)
@@ -80,7 +99,7 @@ def test_an_unguided_proposer_leaves_the_model_only_the_pool_to_score(target, gu
     context.pre_tuning(max_trials=8, num_trials_per_iter=8, design_spaces=spaces,
                        database=ms.database.MemoryDatabase(), cost_model=counting)
     assert len(context.generate_measure_candidates()) == 8
-    (pool, _), = strategy.rounds
+    (pool, _, _), = strategy.rounds
     if guide_proposer:   # two generations of 64 scored, then the pool again
         assert counting.predicted >= pool + 64
     else:
@@ -97,3 +116,29 @@ def test_real_tuning_with_pruning(tmp_path, target, cost_model):
                    strategy=PruningSearch(pool_size=48, population_size=96), progress=False)
     assert summary.trials == 16 and np.isfinite(summary.best_latency_s)
     assert 0 < summary.cost_model_s < summary.wall_s
+
+
+def test_explorers_follow_tgraphs_uncertainty_once_xgboost_has_learned(tmp_path, target):
+    """TGraph blended online with XGBoost: once XGBoost has its 16 warm-up samples, each
+    round's pool comes with the model's upper-confidence scores, which pick the explorers
+    (MetaSchedule tunes a clone of the strategy, so the reads are watched on the model's side)."""
+    class WatchedScores:
+        def __init__(self, model):
+            self.model, self.reads = model, []
+
+        @property
+        def last_optimistic_scores(self):
+            scores = self.model.last_optimistic_scores
+            self.reads.append(scores is not None)
+            return scores
+
+    drop_capture_handlers()
+    model = TGraphCostModel(learner="xgb")
+    watched = WatchedScores(model)
+    strategy = PruningSearch(pool_size=64, population_size=64, genetic_num_iters=1, uncertainty_from=watched)
+    summary = tune(as_ir_module(WORKLOADS["matmul_128"]()), model, 32, tmp_path, target=target, seed=0,
+                   trials_per_iter=8, builder=FastBuilder(max_workers=2),
+                   runner=make_runner(number=1, repeat=3, min_repeat_ms=0), strategy=strategy, progress=False)
+    assert summary.trials == 32
+    assert len(watched.reads) == 4                            # one read per round of 8
+    assert watched.reads[:2] == [False, False] and watched.reads[-1]   # at random until XGBoost has learned

@@ -8,7 +8,7 @@ import numpy as np
 from conftest import drop_capture_handlers
 
 from tvm_tgraph.cli import main
-from tvm_tgraph.workflows.compare import RunResult, summarise
+from tvm_tgraph.workflows.compare import RunResult, format_markdown, summarise
 
 
 def test_compare_runs_summarises_and_resumes(tmp_path, capsys):
@@ -24,6 +24,9 @@ def test_compare_runs_summarises_and_resumes(tmp_path, capsys):
         assert 0 < entry["best_s"]["8"]["median"] < 1 and 0 <= entry["cost_model_share"] < 1
     assert methods["xgb-warm16"]["trials_to_reference"]["median"] <= 8   # it reaches its own best
     assert (tmp_path / "compare.png").stat().st_size > 0 and "| tgraph+pruning |" in (tmp_path / "compare.md").read_text()
+    untuned = {r["untuned_s"] for r in report["runs"]}   # timed once in this call, recorded by every run
+    assert len(untuned) == 1 and 0 < untuned.pop() < 1 and all(r["cpu"]["llvm"] for r in report["runs"])
+    assert "Machine speed: one speed for every run" in (tmp_path / "compare.md").read_text()
     first = [r["curve"] for r in report["runs"]]
     capsys.readouterr()
     assert main(args) == 0                                    # resumed: every run read back
@@ -43,3 +46,16 @@ def test_summary_counts_only_a_win_over_the_stronger_xgboost():
     assert tg["vs_stronger_xgb"] == {"2": 1.0, "4": 0.5}         # against xgb-warm16, not xgb
     assert summary["methods"]["xgb"]["trials_to_reference"]["median"] == np.inf
     assert tg["cost_model_share"] == 0.1
+
+
+def test_operator_runs_timed_at_different_machine_speeds_are_flagged():
+    """Operator runs record their workload's untuned build timed in their own call; runs
+    10% apart (same CPU name, another session) are not shown as comparable."""
+    def run(method, untuned_s):
+        return RunResult("w", method, 0, [2.0, 1.0], wall_s=10.0, cost_model_s=1.0, untuned_s=untuned_s)
+
+    apart = summarise([run("xgb-warm16", 0.020), run("tgraph+pruning", 0.022)], budgets=(2,))["w"]
+    assert not apart["machine_speed"]["comparable"]
+    assert "**Machine speed: not shown to be one for every run**" in format_markdown({"w": apart}, budgets=(2,))
+    close = summarise([run("xgb-warm16", 0.020), run("tgraph+pruning", 0.0204)], budgets=(2,))["w"]
+    assert close["machine_speed"]["comparable"]

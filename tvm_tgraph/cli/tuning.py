@@ -35,8 +35,8 @@ def add_tune(sub) -> None:
                    choices=STRATEGIES,
                    help="search strategy: MetaSchedule's evolutionary search (default), the pruning search "
                         "(search.PruningSearch: score a large pool, measure the top-k; -light screens a quarter "
-                        "as much, -fast scores each candidate of a round once, -fast-256 half as many) or "
-                        "random replay")
+                        "as much, -fast scores each candidate of a round once, -fast-256 half as many, "
+                        "-light-ucb picks its explorers by the TGraph cost model's uncertainty) or random replay")
     p.add_argument("--rpc-tracker", metavar="HOST:PORT",
                    help="measure on the RPC servers of this tracker instead of locally (see README, 'device farm')")
     p.add_argument("--rpc-key", default="local", help="device key the RPC servers registered with (default local)")

@@ -17,8 +17,9 @@ import numpy as np
 
 from ..files import atomic_write_bytes
 from ..measure import FastBuilder, make_runner
-from ..tvm_env import make_target
+from ..tvm_env import host_cpu_names, make_target
 from ..workloads import load_module
+from .machine_speed import machine_speeds, speed_line, time_untuned_operator
 from .tuning import tune
 
 #: method name -> (cost model, search strategy), as :func:`tvm_tgraph.tuning.tune` names them.
@@ -32,6 +33,8 @@ METHODS = {
     "tgraph-frozen+pruning-fast-256": ("tgraph-frozen", "pruning-fast-256"),
     # the pretrained network blended online with its XGBoost fallback instead of fine-tuned
     "tgraph-xgb+pruning-light": ("tgraph-xgb", "pruning-light"),
+    # the same with explorers picked by the disagreement of the network and XGBoost, not at random
+    "tgraph-xgb+pruning-light-ucb": ("tgraph-xgb", "pruning-light-ucb"),
     "tgraph-xgb": ("tgraph-xgb", "evolutionary"),
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
@@ -57,6 +60,11 @@ class RunResult:
     wall_s: float
     cost_model_s: float
     cost_model_split: dict | None = None   # {"predict": s, "update": s}
+    #: The workload's untuned build timed in the same call as this run (the machine's speed
+    #: then: :mod:`~tvm_tgraph.workflows.machine_speed`) and the host's CPU; None for runs
+    #: recorded before runs recorded them.
+    untuned_s: float | None = None
+    cpu: dict | None = None
 
 
 def run_directory(out_dir: Path, workload: str, method: str, seed: int) -> Path:
@@ -92,8 +100,9 @@ def set_aside_interrupted(run_dir: Path) -> None:
 
 
 def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, target,
-            trials_per_iter: int, builder, runner) -> RunResult:
-    """Tune ``workload`` with ``method`` (or read the finished run back)."""
+            trials_per_iter: int, builder, runner, untuned_s) -> RunResult:
+    """Tune ``workload`` with ``method`` (or read the finished run back); ``untuned_s()``
+    times the workload's untuned build, called only when the run is tuned."""
     run_dir = run_directory(out_dir, workload, method, seed)
     stored = finished_run(run_dir, RunResult, workload, method, seed)
     if stored is not None:
@@ -104,7 +113,7 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy,
                    progress=False, shutdown_builder=False)
     result = RunResult(workload, method, seed, [float(x) for x in summary.curve], summary.wall_s,
-                       summary.cost_model_s, summary.cost_model_split)
+                       summary.cost_model_s, summary.cost_model_split, untuned_s(), host_cpu_names())
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
     return result
 
@@ -137,9 +146,17 @@ def run_each(names: list[str], methods: list[str], seeds: list[int], out_dir: st
 
 def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: int, out_dir: str | Path,
             target=None, trials_per_iter: int = 32) -> list[RunResult]:
-    """Run (or resume) every (workload, method, seed) and return all runs."""
+    """Run (or resume) every (workload, method, seed) and return all runs. Each workload's
+    untuned build is timed once per call, when its first run is tuned."""
+    untuned: dict[str, float] = {}
+
     def run(workload, method, seed, out, target, builder, runner):
-        return run_one(workload, method, seed, trials, out, target, trials_per_iter, builder, runner)
+        def untuned_s() -> float:
+            if workload not in untuned:
+                untuned[workload] = time_untuned_operator(load_module(workload), target)
+            return untuned[workload]
+
+        return run_one(workload, method, seed, trials, out, target, trials_per_iter, builder, runner, untuned_s)
 
     return run_each(workloads, methods, seeds, out_dir, target, "compare", run)
 
@@ -159,7 +176,8 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
     budget, trials needed to reach the stronger XGBoost baseline's final best (the lower of
     ``xgb`` / ``xgb-warm16`` median final best), wall time and the cost model's share.
 
-    Returns ``{workload: {"reference_s": float, "methods": {method: {...}}}}``.
+    Returns ``{workload: {"reference_s": float, "machine_speed": dict, "methods": {method: {...}}}}``,
+    ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds` gives it.
     """
     summary = {}
     for workload in dict.fromkeys(r.workload for r in results):
@@ -188,7 +206,8 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
                                                                for m in XGB_METHODS if m in methods)
                 for b in budgets if any(m in methods for m in XGB_METHODS)
             }
-        summary[workload] = {"reference_s": reference, "methods": methods}
+        summary[workload] = {"reference_s": reference, "methods": methods,
+                             "machine_speed": machine_speeds([r.untuned_s for rs in runs.values() for r in rs])}
     return summary
 
 
@@ -196,7 +215,7 @@ def format_markdown(summary: dict, budgets=BUDGETS) -> str:
     """One table per workload: median best latency (ms) [min-max over seeds] per budget."""
     lines = []
     for workload, entry in summary.items():
-        lines += [f"### {workload}", "",
+        lines += [f"### {workload}", "", speed_line(entry["machine_speed"]), "",
                   f"Reference (stronger XGBoost's median final best): {entry['reference_s'] * 1e3:.4f} ms", "",
                   "| method | " + " | ".join(f"best ms @{b}" for b in budgets)
                   + " | trials to reference | vs stronger XGB @64 | wall s | cost-model share |",

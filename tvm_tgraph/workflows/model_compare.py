@@ -36,6 +36,7 @@ from ..tvm_env import host_cpu_names
 from ..workloads import load_module
 from .compare import METHODS, XGB_METHODS, finished_run, run_directory, run_each, set_aside_interrupted
 from .end_to_end import UntunedModel, time_tuned, untuned
+from .machine_speed import machine_speeds, speed_line, spread
 from .tuning import tune
 
 #: The full-size pruning search is left out: on model_resnet (3 seeds) it took 2.3x the wall
@@ -56,7 +57,8 @@ class ModelRun:
     and cost-model time spent by then; ``max_abs_diff[str(b)]``: largest difference between
     that build's output and the untuned build's on the same random input. ``untuned_s``: the
     untuned build's latency timed in the same call as this run's checkpoints, the speed of the
-    machine then (machines with the same CPU name differ by 10% and more: see :func:`machine_speeds`);
+    machine then (machines with the same CPU name differ by 10% and more: see
+    :mod:`~tvm_tgraph.workflows.machine_speed`);
     None for runs recorded before it was.
     """
 
@@ -182,29 +184,6 @@ def tasks_seen_in_training(models: list[LoadedModel]) -> dict[str, list[str] | N
     return {model.name: None if hashes is None else seen_tasks(model.task_list, hashes) for model in models}
 
 
-def _spread(values) -> dict:
-    return {"median": float(np.median(values)), "min": float(np.min(values)), "max": float(np.max(values))}
-
-
-#: Untuned builds of one model timed further apart than this (max / min) mean the runs were
-#: measured on machines of different speed.
-SPEED_TOLERANCE = 1.05
-
-
-def machine_speeds(runs: list[ModelRun]) -> dict:
-    """Whether ``runs`` (of one model) were timed on machines of one speed, judged by the
-    untuned build each run's harness call timed: ``{"untuned_s": spread or None, "unknown":
-    runs without it, "comparable": bool}``. The CPU name is not enough: machines reporting the
-    same LLVM CPU (``rocketlake``) ran the untuned ResNet-style model in 20.6 ms in one session
-    and 23.0 ms in another the same day (README, Benchmarks), a gap as large as the ones
-    being compared."""
-    known = [r.untuned_s for r in runs if r.untuned_s is not None]
-    unknown = len(runs) - len(known)
-    spread = _spread(known) if known else None
-    within = spread is None or spread["max"] <= spread["min"] * SPEED_TOLERANCE
-    return {"untuned_s": spread, "unknown": unknown, "comparable": within and unknown == 0}
-
-
 def summarise_models(results: list[ModelRun]) -> dict:
     """Per model and method, over seeds: end-to-end latency at each checkpoint (median,
     min, max), the ratio of the median to the stronger XGBoost's (the lower median of
@@ -213,7 +192,8 @@ def summarise_models(results: list[ModelRun]) -> dict:
     time to each checkpoint and the cost model's share of the whole run.
 
     Returns ``{model: {"tasks", "checkpoints", "reference_s", "machine_speed", "methods":
-    {method: {...}}}}``, ``machine_speed`` as :func:`machine_speeds` gives it.
+    {method: {...}}}}``, ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds`
+    gives it.
     """
     summary = {}
     for model in dict.fromkeys(r.model for r in results):
@@ -227,7 +207,7 @@ def summarise_models(results: list[ModelRun]) -> dict:
         for method, rs in runs.items():
             methods[method] = {
                 "seeds": [r.seed for r in rs],
-                "latency_s": {str(b): _spread([r.latency_s[str(b)] for r in rs]) for b in checkpoints},
+                "latency_s": {str(b): spread([r.latency_s[str(b)] for r in rs]) for b in checkpoints},
                 "wall_at_s": {str(b): float(np.median([r.wall_at_s[str(b)] for r in rs])) for b in checkpoints},
                 "wall_s": float(np.median([r.wall_s for r in rs])),
                 "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
@@ -246,7 +226,7 @@ def summarise_models(results: list[ModelRun]) -> dict:
             entry["trials_per_task_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
         tasks = runs[next(iter(runs))][0].tasks
         summary[model] = {"tasks": tasks, "checkpoints": checkpoints, "reference_s": reference,
-                          "machine_speed": machine_speeds([r for rs in runs.values() for r in rs]),
+                          "machine_speed": machine_speeds([r.untuned_s for rs in runs.values() for r in rs]),
                           "methods": methods}
     return summary
 
@@ -268,7 +248,7 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
                          f"{len(names)} of {entry['tasks']}" + (f" ({', '.join(names)})" if names else "")) + ".", ""]
         if untuned_s and model in untuned_s:
             lines += [f"Untuned `tvm.compile` build: {untuned_s[model] * 1e3:.3f} ms.", ""]
-        lines += [_speed_line(entry["machine_speed"]), ""]
+        lines += [speed_line(entry["machine_speed"]), ""]
         lines += [f"Reference (stronger XGBoost's median at {final} trials per task): "
                   f"{entry['reference_s'] * 1e3:.4f} ms", "",
                   "End-to-end latency, ms, median [min-max] over seeds, by trials per task:", "",
@@ -292,20 +272,6 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
             lines.append(f"| {method} | " + " | ".join(f"{m['wall_at_s'][str(b)]:.0f}" for b in checkpoints) + " |")
         lines.append("")
     return "\n".join(lines)
-
-
-def _speed_line(speed: dict) -> str:
-    """One line saying whether the runs' latencies and wall times can be compared."""
-    spread = speed["untuned_s"]
-    timed = "" if spread is None else \
-        f"the untuned build timed {spread['min'] * 1e3:.3f}-{spread['max'] * 1e3:.3f} ms in the runs' calls"
-    if speed["comparable"]:
-        return f"Machine speed: one speed for every run ({timed})."
-    why = [f"{speed['unknown']} runs recorded no untuned timing (made before runs recorded it)"] if speed["unknown"] else []
-    if spread is not None and spread["max"] > spread["min"] * SPEED_TOLERANCE:
-        why.append(timed)
-    return ("**Machine speed: not shown to be one for every run** (" + "; ".join(why) + "): compare only runs "
-            "timed at one machine speed (measure the others again on this machine).")
 
 
 def plot_model_curves(results: list[ModelRun], path: str | Path, untuned_s: dict[str, float] | None = None) -> None:

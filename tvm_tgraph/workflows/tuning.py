@@ -112,18 +112,25 @@ def make_cost_model(name: str, seed: int = 0, checkpoint: str | None = None):
     return cost_models.create(name)
 
 
-def make_strategy(name: str):
+def make_strategy(name: str, cost_model=None):
     """A search strategy by name (see :data:`tvm_tgraph.names.STRATEGIES`): ``"pruning"`` is
     :class:`search.PruningSearch` with its defaults, ``"pruning-light"`` the same with a
-    quarter of the screening (population 256, one generation per round), ``"pruning-fast"``
-    the light proposer unguided, every candidate of a round (up to 512) scored once, in the pool,
-    ``"pruning-fast-256"`` the same with half the pool (population 128, up to 256 scored)."""
+    quarter of the screening (population 256, one generation per round), ``"pruning-light-ucb"``
+    the light one picking its explorers by ``cost_model``'s uncertainty (a
+    :class:`~cost_models.TGraphCostModel`), ``"pruning-fast"`` the light proposer unguided,
+    every candidate of a round (up to 512) scored once, in the pool, ``"pruning-fast-256"`` the
+    same with half the pool (population 128, up to 256 scored)."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown search strategy {name!r}: use one of {', '.join(STRATEGIES)}")
     if name == "pruning":
         return PruningSearch()
     if name == "pruning-light":
         return PruningSearch(population_size=256, genetic_num_iters=1)
+    if name == "pruning-light-ucb":
+        if not isinstance(cost_model, cost_models.TGraphCostModel):
+            raise ValueError("the pruning-light-ucb search needs a TGraph cost model (its uncertainty picks "
+                             f"the explorers), not {type(cost_model).__name__}")
+        return PruningSearch(population_size=256, genetic_num_iters=1, uncertainty_from=cost_model)
     if name == "pruning-fast":
         return PruningSearch(pool_size=512, population_size=256, genetic_num_iters=1, guide_proposer=False)
     if name == "pruning-fast-256":
@@ -194,7 +201,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     if isinstance(cost_model, str):
         cost_model = make_cost_model(cost_model, seed=seed)
     if isinstance(strategy, str):
-        strategy = make_strategy(strategy)
+        strategy = make_strategy(strategy, cost_model)
     timed_model = TimedCostModel(cost_model)
     work_dir = Path(work_dir)
     database = open_database(work_dir, create=True)
