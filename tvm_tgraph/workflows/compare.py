@@ -19,7 +19,7 @@ from ..files import atomic_write_bytes
 from ..measure import FastBuilder, make_runner
 from ..tvm_env import host_cpu_names, make_target
 from ..workloads import load_module
-from .machine_speed import machine_speeds, speed_line, time_untuned_operator
+from .machine_speed import machine_speeds, speed_line, spread, time_untuned_operator
 from .tuning import tune
 
 #: method name -> (cost model, search strategy), as :func:`tvm_tgraph.tuning.tune` names them.
@@ -194,8 +194,7 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
             reach = [_trials_to_reach(r.curve, reference) for r in rs]
             methods[method] = {
                 "seeds": [r.seed for r in rs],
-                "best_s": {str(b): {"median": float(np.median(v)), "min": float(np.min(v)), "max": float(np.max(v))}
-                           for b, v in at.items()},
+                "best_s": {str(b): spread(v) for b, v in at.items()},
                 "trials_to_reference": {"median": float(np.median(reach)), "per_seed": reach},
                 "wall_s": float(np.median([r.wall_s for r in rs])),
                 "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
