@@ -166,16 +166,20 @@ def _cmd_compare(args) -> int:
     command = "tgraph " + shlex.join(args.argv)
     if args.models:
         return _compare_models(args, out, command)
-    from ..workflows.compare import BUDGETS, DEFAULT_METHODS, compare, format_markdown, plot_curves, summarise
+    from ..workflows.compare import (BUDGETS, DEFAULT_METHODS, compare, format_markdown, plot_curves, seen_in_training,
+                                     summarise)
+    from ..workloads import load_module
 
     methods = args.methods.split(",") if args.methods else list(DEFAULT_METHODS)
     results = compare(args.workloads.split(","), methods, args.seeds, args.trials, out, args.target,
                       args.trials_per_iter or 32)
     budgets = sorted({b for b in BUDGETS if b <= args.trials} | {args.trials})
     summary = summarise(results, budgets)
+    seen = seen_in_training({name: [(name, load_module(name), 1)] for name in summary})
     plot_curves(results, out / "compare.png")
-    _write_report(out, "compare", command, format_markdown(summary, budgets),
-                  {"cpu": host_cpu_names(), "summary": summary, "runs": [r.__dict__ for r in results]})
+    _write_report(out, "compare", command, format_markdown(summary, budgets, seen),
+                  {"cpu": host_cpu_names(), "seen_in_training": seen, "summary": summary,
+                   "runs": [r.__dict__ for r in results]})
     return 0
 
 

@@ -15,8 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from cost_models import DEFAULT_CHECKPOINT
+
+from ..checkpoint import load_checkpoint
+from ..errors import CheckpointError
 from ..files import atomic_write_bytes
 from ..measure import FastBuilder, make_runner
+from ..seen_tasks import seen_tasks, trained_task_hashes
 from ..tvm_env import host_cpu_names, make_target
 from ..workloads import load_module
 from .machine_speed import machine_speeds, speed_line, spread, time_untuned_operator
@@ -161,6 +166,17 @@ def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: 
     return run_each(workloads, methods, seeds, out_dir, target, "compare", run)
 
 
+def seen_in_training(task_lists: dict[str, list[tuple[str, object, int]]]) -> dict[str, list[str] | None]:
+    """Per workload, the names of its ``(name, IRModule, weight)`` tasks the shipped
+    checkpoint was trained on (same structural hash); None for every workload when the
+    checkpoint or the training database its card names is not at hand."""
+    try:
+        hashes = trained_task_hashes(load_checkpoint(DEFAULT_CHECKPOINT)[1])
+    except CheckpointError:
+        hashes = None
+    return {name: None if hashes is None else seen_tasks(tasks, hashes) for name, tasks in task_lists.items()}
+
+
 def _best_at(curve: list[float], budget: int) -> float:
     return float(curve[min(budget, len(curve)) - 1]) if curve else float("inf")
 
@@ -210,11 +226,17 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
     return summary
 
 
-def format_markdown(summary: dict, budgets=BUDGETS) -> str:
-    """One table per workload: median best latency (ms) [min-max over seeds] per budget."""
+def format_markdown(summary: dict, budgets=BUDGETS, seen: dict[str, list[str] | None] | None = None) -> str:
+    """One table per workload: median best latency (ms) [min-max over seeds] per budget;
+    ``seen``: per workload, whether the shipped checkpoint was trained on it (:func:`seen_in_training`)."""
     lines = []
     for workload, entry in summary.items():
-        lines += [f"### {workload}", "", speed_line(entry["machine_speed"]), "",
+        lines += [f"### {workload}", ""]
+        if seen and workload in seen:
+            lines += ["Trained on by the shipped checkpoint (same structural hash): "
+                      + ("unknown (its training database is not at hand)" if seen[workload] is None
+                         else "yes" if seen[workload] else "no") + ".", ""]
+        lines += [speed_line(entry["machine_speed"]), "",
                   f"Reference (stronger XGBoost's median final best): {entry['reference_s'] * 1e3:.4f} ms", "",
                   "| method | " + " | ".join(f"best ms @{b}" for b in budgets)
                   + " | trials to reference | vs stronger XGB @64 | wall s | cost-model share |",

@@ -24,17 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from cost_models import DEFAULT_CHECKPOINT
-
-from ..checkpoint import load_checkpoint
 from ..database import write_database_prefix
-from ..errors import CheckpointError
 from ..files import atomic_write_bytes
 from ..model_zoo import extract_tir_tasks
-from ..seen_tasks import seen_tasks, trained_task_hashes
 from ..tvm_env import host_cpu_names
 from ..workloads import load_module
-from .compare import METHODS, XGB_METHODS, finished_run, run_directory, run_each, set_aside_interrupted
+from .compare import (METHODS, XGB_METHODS, finished_run, run_directory, run_each, seen_in_training,
+                      set_aside_interrupted)
 from .end_to_end import UntunedModel, time_tuned, untuned
 from .machine_speed import machine_speeds, speed_line, spread
 from .tuning import tune
@@ -156,7 +152,7 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
     (list of ModelRun, dict, dict)
         Every run; per model the untuned build's latency (s) where it was measured in this
         call (models whose runs were all finished before are not rebuilt); and per model the
-        names of its tasks the shipped checkpoint was trained on (:func:`tasks_seen_in_training`).
+        names of its tasks the shipped checkpoint was trained on (:func:`~tvm_tgraph.workflows.compare.seen_in_training`).
     """
     if not checkpoints or min(checkpoints) < 1 or max(checkpoints) > trials_per_task:
         raise ValueError(f"checkpoints must lie within 1..{trials_per_task} trials per task, got {list(checkpoints)}")
@@ -170,18 +166,7 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
     results = run_each(models, methods, seeds, out_dir, target, "compare models", run)
     # only the untuned builds this call made (cached_property keeps them in the instance's __dict__)
     untuned_s = {name: model.untuned.latency_s for name, model in loaded.items() if "untuned" in vars(model)}
-    return results, untuned_s, tasks_seen_in_training(list(loaded.values()))
-
-
-def tasks_seen_in_training(models: list[LoadedModel]) -> dict[str, list[str] | None]:
-    """Per model, the names of its tasks the shipped checkpoint was trained on (same
-    structural hash); None for every model when the checkpoint or the training database
-    its card names is not at hand."""
-    try:
-        hashes = trained_task_hashes(load_checkpoint(DEFAULT_CHECKPOINT)[1])
-    except CheckpointError:
-        hashes = None
-    return {model.name: None if hashes is None else seen_tasks(model.task_list, hashes) for model in models}
+    return results, untuned_s, seen_in_training({name: model.task_list for name, model in loaded.items()})
 
 
 def summarise_models(results: list[ModelRun]) -> dict:
@@ -235,7 +220,7 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
                            seen: dict[str, list[str] | None] | None = None) -> str:
     """Per model: end-to-end latency (ms, median [min-max] over seeds) at each checkpoint,
     tuning wall time to each checkpoint, and the comparison with the stronger XGBoost;
-    ``seen``: the tasks the shipped checkpoint was trained on (:func:`tasks_seen_in_training`)."""
+    ``seen``: the tasks the shipped checkpoint was trained on (:func:`~tvm_tgraph.workflows.compare.seen_in_training`)."""
     lines = []
     for model, entry in summary.items():
         checkpoints = entry["checkpoints"]
