@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from conftest import drop_capture_handlers
 
 from tvm_tgraph.cli import main
-from tvm_tgraph.workflows.compare import RunResult, format_markdown, summarise
+from tvm_tgraph.workflows.compare import RunResult, format_markdown, method_parts, summarise
+from tvm_tgraph.workflows.tuning import tune
+from tvm_tgraph.workloads import load_module
 
 
 def test_compare_runs_summarises_and_resumes(tmp_path, capsys):
@@ -61,3 +64,11 @@ def test_operator_runs_timed_at_different_machine_speeds_are_flagged():
     assert "**Machine speed: not shown to be one for every run**" in format_markdown({"w": apart}, budgets=(2,))
     close = summarise([run("xgb-warm16", 0.020), run("tgraph+pruning", 0.0204)], budgets=(2,))["w"]
     assert close["machine_speed"]["comparable"]
+
+
+def test_round_robin_suffix_names_the_task_scheduler_metaschedule_gets(tmp_path):
+    assert method_parts("xgb") == ("xgb", "evolutionary", "gradient")
+    assert method_parts("tgraph-xgb+pruning-light+round-robin") == ("tgraph-xgb", "pruning-light", "round-robin")
+    with pytest.raises(ValueError, match="Unknown TaskScheduler name: no-such"):   # raised by MetaSchedule itself
+        tune(load_module("matmul_128"), "random", 2, tmp_path, trials_per_iter=2, strategy="replay-trace",
+             progress=False, task_scheduler="no-such")

@@ -18,7 +18,7 @@ def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys)
     source = tmp_path / "model.py"
     source.write_text(TINY_MLP_SOURCE)
     out = tmp_path / "out"
-    args = ["compare", "--models", f"{source}:mlp", "--methods", "tgraph+pruning,random",
+    args = ["compare", "--models", f"{source}:mlp", "--methods", "tgraph+pruning,random+round-robin",
             "--trials-per-task", "4", "--checkpoints", "2,4", "--trials-per-iter", "2", "--seeds", "0",
             "--out", str(out), "--target", '{"kind": "llvm", "num-cores": 2}']
     drop_capture_handlers()
@@ -34,8 +34,9 @@ def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys)
         assert 0 < run["wall_at_s"]["2"] <= run["wall_at_s"]["4"] <= run["wall_s"]
         assert run["cpu"]["llvm"] and run["untuned_s"] == report["untuned_s"][model]
     assert "Machine speed: one speed for every run" in (out / "compare_models.md").read_text()
-    run_dir = out / "runs" / model.replace("/", "_").replace(":", "_") / "random" / "seed0"
+    run_dir = out / "runs" / model.replace("/", "_").replace(":", "_") / "random+round-robin" / "seed0"
     latency, _ = latencies_in_trial_order(run_dir)
+    assert json.loads((run_dir / "tuning.json").read_text())["task_scheduler"] == "round-robin"
     assert len(latencies_in_trial_order(run_dir / "at2")[0]) == 2 * 2   # the first 2 trials per task
     assert latencies_in_trial_order(run_dir / "at2")[0].tolist() == latency[:4].tolist()
     assert "| tgraph+pruning |" in (out / "compare_models.md").read_text()
@@ -50,7 +51,8 @@ def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys)
     assert main(args) == 0
     assert (run_dir / RECORD_FILE).read_text() == records
     again = {r["method"]: r["latency_s"] for r in json.loads((out / "compare_models.json").read_text())["runs"]}
-    assert {m: v for m, v in again.items() if m != "random"} == {m: v for m, v in first.items() if m != "random"}
+    assert {m: v for m, v in again.items() if m != "random+round-robin"} == {
+        m: v for m, v in first.items() if m != "random+round-robin"}
 
 
 def test_model_compare_rejects_checkpoints_beyond_the_budget(tmp_path, capsys):

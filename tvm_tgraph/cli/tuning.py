@@ -117,7 +117,7 @@ def _cmd_demo(args) -> int:
 
 
 def add_compare(sub) -> None:
-    from ..workflows.compare import BUDGETS, DEFAULT_METHODS, METHODS
+    from ..workflows.compare import BUDGETS, DEFAULT_METHODS, METHODS, ROUND_ROBIN
     from ..workflows.model_compare import CHECKPOINTS, DEFAULT_MODEL_METHODS
 
     p = sub.add_parser(
@@ -136,7 +136,9 @@ def add_compare(sub) -> None:
                       help="whole models instead: comma-separated built-in models (model_resnet, ...) or file.py:NAME "
                            "of a Relax IRModule; all tasks share one budget and the model is timed end to end")
     p.add_argument("--methods", help=f"comma-separated, of: {', '.join(METHODS)} (default: "
-                                     f"{','.join(DEFAULT_METHODS)}; with --models {','.join(DEFAULT_MODEL_METHODS)})")
+                                     f"{','.join(DEFAULT_METHODS)}; with --models {','.join(DEFAULT_MODEL_METHODS)}); "
+                                     f"with --models, a method ending in {ROUND_ROBIN} gives the tasks the budget "
+                                     "in turn instead of MetaSchedule's default gradient task scheduler")
     p.add_argument("--trials", type=int, default=max(BUDGETS), help=f"operators: budget per run (default {max(BUDGETS)})")
     p.add_argument("--trials-per-task", type=int, default=max(CHECKPOINTS),
                    help=f"models: budget per run = this x the model's tasks (default {max(CHECKPOINTS)})")

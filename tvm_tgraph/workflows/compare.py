@@ -48,10 +48,21 @@ METHODS = {
     "xgb-warm16+pruning-fast": ("xgb-warm16", "pruning-fast"),
     "random": ("random", "replay-trace"),
 }
+#: A method name with this suffix shares a whole model's budget among its tasks in turn
+#: (MetaSchedule's "round-robin" task scheduler) instead of by the gradient of their latency.
+ROUND_ROBIN = "+round-robin"
 DEFAULT_METHODS = ("tgraph+pruning", "xgb", "xgb-warm16", "random")
 #: The baselines a win must beat: at each budget, the better of the two counts.
 XGB_METHODS = ("xgb", "xgb-warm16")
 BUDGETS = (32, 64, 128, 256)
+
+
+def method_parts(method: str) -> tuple[str, str, str]:
+    """The cost model, search strategy and task scheduler :func:`~tvm_tgraph.workflows.tuning.tune`
+    gets for ``method`` (a key of :data:`METHODS`, optionally with the :data:`ROUND_ROBIN` suffix)."""
+    base = method.removesuffix(ROUND_ROBIN)
+    cost_model, strategy = METHODS[base]
+    return cost_model, strategy, "round-robin" if base != method else "gradient"
 
 
 @dataclass
@@ -113,10 +124,10 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
     if stored is not None:
         return stored
     set_aside_interrupted(run_dir)
-    cost_model, strategy = METHODS[method]
+    cost_model, strategy, scheduler = method_parts(method)
     summary = tune(load_module(workload), cost_model, trials, run_dir, target=target, seed=seed,
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy,
-                   progress=False, shutdown_builder=False)
+                   progress=False, shutdown_builder=False, task_scheduler=scheduler)
     result = RunResult(workload, method, seed, [float(x) for x in summary.curve], summary.wall_s,
                        summary.cost_model_s, summary.cost_model_split, untuned_s(), host_cpu_names())
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
@@ -130,9 +141,9 @@ def run_each(names: list[str], methods: list[str], seeds: list[int], out_dir: st
     the results. Unknown methods are refused before anything runs."""
     from tqdm import tqdm
 
-    unknown = set(methods) - set(METHODS)
+    unknown = sorted(m for m in methods if m.removesuffix(ROUND_ROBIN) not in METHODS)
     if unknown:
-        raise ValueError(f"unknown methods {sorted(unknown)}; known: {', '.join(METHODS)}")
+        raise ValueError(f"unknown methods {unknown}; known: {', '.join(METHODS)} (each also with {ROUND_ROBIN})")
     target = make_target(target) if not hasattr(target, "kind") else target
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

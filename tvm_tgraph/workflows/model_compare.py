@@ -29,7 +29,7 @@ from ..files import atomic_write_bytes
 from ..model_zoo import extract_tir_tasks
 from ..tvm_env import host_cpu_names
 from ..workloads import load_module
-from .compare import (METHODS, XGB_METHODS, finished_run, run_directory, run_each, seen_in_training,
+from .compare import (XGB_METHODS, finished_run, method_parts, run_directory, run_each, seen_in_training,
                       set_aside_interrupted)
 from .end_to_end import UntunedModel, time_tuned, untuned
 from .machine_speed import machine_speeds, speed_line, spread
@@ -108,11 +108,12 @@ def _tune_once(model: LoadedModel, method: str, seed: int, trials: int, run_dir:
     if tuning_file.is_file():
         return json.loads(tuning_file.read_text())
     set_aside_interrupted(run_dir)
-    cost_model, strategy = METHODS[method]
+    cost_model, strategy, scheduler = method_parts(method)
     summary = tune(model.mod, cost_model, trials, run_dir, target=model.target, seed=seed,
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy, progress=False,
-                   shutdown_builder=False)
-    tuning = {"model": model.name, "method": method, "seed": seed, "trials": summary.trials, "wall_s": summary.wall_s,
+                   shutdown_builder=False, task_scheduler=scheduler)
+    tuning = {"model": model.name, "method": method, "seed": seed, "task_scheduler": scheduler,
+              "trials": summary.trials, "wall_s": summary.wall_s,
               "cost_model_s": summary.cost_model_s, "cost_model_split": summary.cost_model_split,
               "trial_wall_s": summary.trial_wall_s.tolist(),
               "trial_cost_model_s": summary.trial_cost_model_s.tolist(), "cpu": host_cpu_names()}

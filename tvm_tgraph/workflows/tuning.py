@@ -164,7 +164,7 @@ def check_static_shapes(mod) -> None:
 
 def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: int = 0,
          trials_per_iter: int = 16, builder=None, runner=None, strategy="evolutionary",
-         progress=True, shutdown_builder: bool = True) -> TuneSummary:
+         progress=True, shutdown_builder: bool = True, task_scheduler: str = "gradient") -> TuneSummary:
     """Tune ``mod`` (TIR, or a Relax model: every task) and summarise the result.
 
     Parameters
@@ -189,6 +189,10 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
         Show a progress bar of measured trials (or advance this one).
     shutdown_builder : bool
         Stop the builder's workers at the end (keep them for a next call with False).
+    task_scheduler : str
+        How a Relax model's budget is shared among its tasks: MetaSchedule's ``"gradient"``
+        (the next round goes to the task whose latency is expected to drop most) or
+        ``"round-robin"`` (each task in turn).
     """
     register_light_tensor_intrin()
     import tvm
@@ -221,6 +225,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
         target=target, work_dir=str(work_dir), max_trials_global=trials,
         num_trials_per_iter=trials_per_iter, builder=builder, runner=runner,
         database=database, cost_model=timed_model, seed=seed, measure_callbacks=callbacks, strategy=strategy,
+        task_scheduler=task_scheduler,
     )
     # MetaSchedule's logging set-up raises its logger to DEBUG; keep the caller's level.
     ms_logger = logging.getLogger("tvm.s_tir.meta_schedule")
