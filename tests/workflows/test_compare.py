@@ -69,6 +69,7 @@ def test_operator_runs_timed_at_different_machine_speeds_are_flagged():
 def test_round_robin_suffix_names_the_task_scheduler_metaschedule_gets(tmp_path):
     assert method_parts("xgb") == ("xgb", "evolutionary", "gradient")
     assert method_parts("tgraph-xgb+pruning-light+round-robin") == ("tgraph-xgb", "pruning-light", "round-robin")
+    drop_capture_handlers()
     with pytest.raises(ValueError, match="Unknown TaskScheduler name: no-such"):   # raised by MetaSchedule itself
         tune(load_module("matmul_128"), "random", 2, tmp_path, trials_per_iter=2, strategy="replay-trace",
              progress=False, task_scheduler="no-such")
