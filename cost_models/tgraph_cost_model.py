@@ -20,7 +20,7 @@ from tvm_tgraph.convert.tir import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, TirCo
 from tvm_tgraph.database import result_latency
 from tvm_tgraph.errors import CheckpointError, UnsupportedProgramError
 from tvm_tgraph.metrics import standardise
-from tvm_tgraph.nn import TGraphConfig, TGraphNet, predict_scores
+from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, TGraphNet, predict_member_scores, predict_scores
 from tvm_tgraph.task_store import TaskStore
 from tvm_tgraph.training import RankingTrainer, TrainConfig
 from tvm_tgraph.tvm_env import register_light_tensor_intrin
@@ -48,11 +48,12 @@ def blend_with_prior(prior: np.ndarray, learned: np.ndarray, measured: int, blen
     return (1 - weight) * standardise(prior) + weight * standardise(learned)
 
 
-def optimistic_scores(blended: np.ndarray, prior: np.ndarray, learned: np.ndarray) -> np.ndarray:
-    """``(N,)`` upper-confidence scores: ``blended`` plus the spread of the two opinions it
-    blends (the standard deviation of the standardised ``prior`` and ``learned``,
-    ``|z_prior - z_learned| / 2``). High where the blend is high or the two rankers disagree."""
-    return blended + np.abs(standardise(prior) - standardise(learned)) / 2
+def optimistic_scores(blended: np.ndarray, opinions: np.ndarray) -> np.ndarray:
+    """``(N,)`` upper-confidence scores: ``blended`` plus the spread of the ``(K, N)``
+    ``opinions`` it blends (the members of the pretrained seed ensemble, or its one network,
+    and what was learned online), each standardised: their standard deviation per candidate,
+    ``|z_1 - z_2| / 2`` for two. High where the blend is high or the rankers disagree."""
+    return blended + np.stack([standardise(opinion) for opinion in opinions]).std(axis=0)
 
 
 @derived_object
@@ -69,9 +70,10 @@ class TGraphCostModel(PyCostModel):
     Parameters
     ----------
     checkpoint : str or path, optional
-        Weights to load; one that cannot be loaded raises ``CheckpointError``. Default:
-        the checkpoint shipped with the package; if that one is missing or unusable, a
-        warning is logged and the model starts untrained.
+        Weights to load (one network or a seed ensemble, whose score is the mean of its
+        members' standardised scores); one that cannot be loaded raises ``CheckpointError``.
+        Default: the checkpoint shipped with the package; if that one is missing or
+        unusable, a warning is logged and the model starts untrained.
     use_pretrained : bool
         ``False`` starts from an untrained network whatever ships (default ``True``).
     online : bool
@@ -79,8 +81,9 @@ class TGraphCostModel(PyCostModel):
         pretrained ranking for good (the XGBoost fallback still learns).
     learner : {"network", "xgb"}
         How a pretrained model learns a task online. ``"network"`` (default) fine-tunes the
-        network on the task's measurements and blends it with the pretrained network (see
-        ``blend_samples``). ``"xgb"`` never fine-tunes: the pretrained network's scores are
+        network (an ensemble's first member: fine-tuning every member would multiply the
+        cost of each update) on the task's measurements and blends it with the pretrained
+        network or ensemble (see ``blend_samples``). ``"xgb"`` never fine-tunes: the pretrained network's scores are
         blended in the same way with the XGBoost fallback's, which ``update`` trains anyway
         (once the fallback has its warm-up samples). Without a pretrained network,
         ``"xgb"`` leaves every task to XGBoost.
@@ -154,8 +157,9 @@ class TGraphCostModel(PyCostModel):
         #: Candidates scored by the network and by the fallback so far.
         self.scored = {"network": 0, "fallback": 0}
         #: ``(N,)`` :func:`optimistic_scores` of the latest ``predict`` call's N candidates, or
-        #: None where that call had one opinion only (no measurements yet, or the fallback
-        #: ranked): what :class:`search.PruningSearch` picks its explorers by.
+        #: None where that call had one opinion only (one pretrained network and no
+        #: measurements yet, or the fallback ranked): what :class:`search.PruningSearch` picks
+        #: its explorers by.
         self.last_optimistic_scores: np.ndarray | None = None
         if not use_pretrained:
             if checkpoint is not None:
@@ -187,12 +191,15 @@ class TGraphCostModel(PyCostModel):
 
     # ------------------------------------------------------------------ network
     def _load_network(self, path: Path) -> None:
-        self.network, card = load_checkpoint(path, feature_schema=FEATURE_SCHEMA_VERSION)
+        network, card = load_checkpoint(path, feature_schema=FEATURE_SCHEMA_VERSION)
         self.pretrained = bool(card.get("pretrained", True))
-        # a frozen copy to blend with only where the network itself will be fine-tuned
-        fine_tuned = self.online and self.learner == "network"
-        self.pretrained_network = copy.deepcopy(self.network) if self.pretrained and fine_tuned else None
         self._trainer = None
+        if self.pretrained and self.online and self.learner == "network":
+            # the checkpoint stays frozen as the prior to blend with; a copy is fine-tuned
+            self.pretrained_network = network
+            self.network = copy.deepcopy(network.members[0] if isinstance(network, TGraphEnsemble) else network)
+        else:
+            self.network, self.pretrained_network = network, None
 
     def _ensure_network(self, first_graph) -> None:
         import torch
@@ -260,32 +267,41 @@ class TGraphCostModel(PyCostModel):
     def _scores(self, graph, key: str, context, candidates) -> np.ndarray:
         """Raw scores ``(len(candidates),)`` of ``graph``'s configurations (task ``key``), the
         pretrained ranking blended with what was learned online as ``blend_samples`` says
-        (one forward pass while the task has no measurements: the blend is the prior alone)."""
+        (the prior alone while the task has no measurements)."""
         if self._learns_through_fallback:
             return self._prior_and_fallback(graph, key, context, candidates)
         measured = self.store.num_samples(key)
-        if self.pretrained_network is None or self.blend_samples <= 0:
+        if self.pretrained_network is None or (self.blend_samples <= 0 and measured):
             return predict_scores(self.network, graph, self.chunk_size)
-        prior = predict_scores(self.pretrained_network, graph, self.chunk_size)
+        prior = predict_member_scores(self.pretrained_network, graph, self.chunk_size)
         if measured == 0:
-            return prior
+            return self._prior_alone(prior)
         return self._blend(prior, predict_scores(self.network, graph, self.chunk_size), measured)
 
-    def _blend(self, prior: np.ndarray, learned: np.ndarray, measured: int) -> np.ndarray:
-        """:func:`blend_with_prior`, keeping the blend's :func:`optimistic_scores`."""
-        blended = blend_with_prior(prior, learned, measured, self.blend_samples)
-        self.last_optimistic_scores = optimistic_scores(blended, prior, learned)
+    def _prior_alone(self, members: np.ndarray) -> np.ndarray:
+        """The pretrained ranking ``(N,)`` of its ``(M, N)`` member scores (their mean), keeping
+        the members' :func:`optimistic_scores` if there are several."""
+        prior = members.mean(axis=0)
+        self.last_optimistic_scores = optimistic_scores(prior, members) if len(members) > 1 else None
+        return prior
+
+    def _blend(self, members: np.ndarray, learned: np.ndarray, measured: int) -> np.ndarray:
+        """:func:`blend_with_prior` of the pretrained ranking (the mean of its ``(M, N)``
+        member scores) and ``learned`` ``(N,)``, keeping the :func:`optimistic_scores` of
+        the ``M + 1`` opinions."""
+        blended = blend_with_prior(members.mean(axis=0), learned, measured, self.blend_samples)
+        self.last_optimistic_scores = optimistic_scores(blended, np.vstack([members, learned]))
         return blended
 
     def _prior_and_fallback(self, graph, key: str, context, candidates) -> np.ndarray:
-        """The frozen pretrained network's scores blended with the XGBoost fallback's (the
+        """The frozen pretrained ranking blended with the XGBoost fallback's scores (the
         prior alone until the fallback has trained and the task has measurements)."""
-        prior = predict_scores(self.network, graph, self.chunk_size)
+        prior = predict_member_scores(self.network, graph, self.chunk_size)
         measured = self.measured_by_task.get(key, 0)
         fallback_trained = self.fallback.booster is not None and \
             self.fallback.data_size >= self.fallback.num_warmup_samples
         if not measured or not fallback_trained or self.blend_samples <= 0:
-            return prior
+            return self._prior_alone(prior)
         learned = np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
         return self._blend(prior, learned, measured)
 

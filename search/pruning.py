@@ -9,8 +9,8 @@ in one call (so TGraph compares the pool's candidates with each other through it
 configuration cross-attention), and only ``k = num_trials_per_iter`` candidates go to the
 builder: the ``k - e`` best-scored and ``e = round(exploration * k)`` explorers from the
 rest of the pool, drawn at random or, given ``uncertainty_from`` (a ``TGraphCostModel``), those
-its upper-confidence scores rank highest (score plus the disagreement of the pretrained
-network and what was learned online). Everything else in the pool is pruned unbuilt.
+its upper-confidence scores rank highest (score plus the disagreement of its opinions: the
+members of a pretrained seed ensemble, or its one network, and what was learned online). Everything else in the pool is pruned unbuilt.
 
 By default the proposer's generations are themselves scored with the cost model (each
 generation keeps the candidates the model likes best), so a round scores
@@ -102,8 +102,8 @@ class PruningSearch(PySearchStrategy):
         The cost model (the Python object, as MetaSchedule hands the strategy a wrapper
         without it) whose ``last_optimistic_scores`` pick each round's explorers: those of
         the pool outside the top that the model's upper-confidence scores rank highest (its
-        score plus the disagreement of its two rankers). Rounds without them (no
-        measurements of the task yet) draw explorers at random, as without it.
+        score plus the disagreement of its rankers). Rounds without them (one pretrained
+        network and no measurements of the task yet) draw explorers at random, as without it.
     """
 
     def __init__(self, pool_size: int = 256, exploration: float = 0.1, population_size: int = 512,

@@ -13,7 +13,7 @@ from conftest import random_graph
 import tvm_tgraph.checkpoint as checkpoint
 from tvm_tgraph.checkpoint import card_path, load_checkpoint, save_checkpoint
 from tvm_tgraph.errors import CheckpointError
-from tvm_tgraph.nn import TGraphConfig, TGraphNet, predict_scores
+from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, TGraphNet, predict_scores
 
 
 @pytest.fixture
@@ -30,6 +30,19 @@ def test_round_trip_gives_identical_scores(tmp_path, model):
     np.testing.assert_array_equal(predict_scores(model, graph), predict_scores(loaded, graph))
     assert loaded_card == card and loaded_card["seed"] == 3
     assert json.loads(card_path(path).read_text())["model_config"]["hidden"] == 16
+
+
+def test_a_seed_ensemble_round_trips_as_an_ensemble(tmp_path, model):
+    torch.manual_seed(1)
+    ensemble = TGraphEnsemble(model.config, networks=[model, TGraphNet(model.config).eval()])
+    path = tmp_path / "ensemble.safetensors"
+    card = save_checkpoint(path, ensemble, "schema-x", seeds=[0, 1])
+    loaded, loaded_card = load_checkpoint(path, feature_schema="schema-x")
+    assert isinstance(loaded, TGraphEnsemble) and len(loaded.members) == 2
+    assert loaded_card == card and card["members"] == 2
+    graph = random_graph()
+    np.testing.assert_array_equal(predict_scores(ensemble, graph), predict_scores(loaded, graph))
+    assert "members" not in save_checkpoint(tmp_path / "one.safetensors", model, "schema-x")
 
 
 def test_missing_file(tmp_path):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from tvm_tgraph.checkpoint import load_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
-from tvm_tgraph.nn import TGraphConfig
+from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble
 from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task, train_checkpoint
 
 
@@ -35,3 +36,19 @@ def test_without_validation_every_task_trains_for_every_step(collected_db, targe
     assert card["history"]["steps"] == 8 and card["history"]["best_step"] == 8
     assert [e["step"] for e in card["history"]["evaluations"]] == [4, 8]
     load_checkpoint(tmp_path / "all.safetensors", feature_schema=FEATURE_SCHEMA.version)
+
+
+def test_several_seeds_train_one_network_each_saved_as_an_ensemble(collected_db, target, tmp_path):
+    graphs = configured_graphs(load_measured_tasks(collected_db, target))
+    config = PretrainConfig(steps=4, eval_every=4, val_fraction=0.0, network={"hidden": 16, "num_blocks": 1})
+    card = train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, tmp_path / "e.safetensors", seeds=[0, 1])
+    assert card["seeds"] == [0, 1] and card["members"] == 2 and [h["steps"] for h in card["history"]] == [4, 4]
+    ensemble, _ = load_checkpoint(tmp_path / "e.safetensors", feature_schema=FEATURE_SCHEMA.version)
+    assert isinstance(ensemble, TGraphEnsemble)
+    single = train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, tmp_path / "s.safetensors")
+    first, _ = load_checkpoint(tmp_path / "s.safetensors")
+    for (name, x), y in zip(first.state_dict().items(), ensemble.members[0].state_dict().values()):
+        assert torch.equal(x, y), name     # member 0 is the network seed 0 trains alone
+    assert single["seed"] == 0
+    with pytest.raises(ValueError, match="must differ"):
+        train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, tmp_path / "d.safetensors", seeds=[1, 1])

@@ -2,8 +2,9 @@
 
 One ``model.safetensors`` file holds the state dict (no pickle anywhere) and, in its
 header's metadata, the model card: format, package version, feature schema, network config,
-the SHA-256 of the tensor data, and whatever the trainer adds (training data, metrics,
-seed). Since weights and card are one file replaced in one step, a kill at any instant
+the number of members of a seed ensemble (:class:`~tvm_tgraph.nn.TGraphEnsemble`, absent for
+one network), the SHA-256 of the tensor data, and whatever the trainer adds (training data,
+metrics, seeds). Since weights and card are one file replaced in one step, a kill at any instant
 leaves the old checkpoint or the new one, whole. A copy of the card is written beside it
 as ``model.json`` for people to read; loading ignores it. Loading checks everything and
 raises :class:`~tvm_tgraph.errors.CheckpointError` naming the problem.
@@ -19,7 +20,7 @@ from pathlib import Path
 from . import __version__
 from .errors import CheckpointError
 from .files import atomic_write_bytes
-from .nn import TGraphConfig, TGraphNet
+from .nn import TGraphConfig, TGraphEnsemble, TGraphNet
 
 FORMAT = "tvm-tgraph-checkpoint-2"
 #: The safetensors metadata key that holds the model card (JSON).
@@ -31,8 +32,9 @@ def card_path(weights_path: str | os.PathLike) -> Path:
     return Path(weights_path).with_suffix(".json")
 
 
-def save_checkpoint(path: str | os.PathLike, model: TGraphNet, feature_schema: str, **card_fields) -> dict:
-    """Save ``model`` and its card to ``path`` (one safetensors file, replaced atomically),
+def save_checkpoint(path: str | os.PathLike, model: TGraphNet | TGraphEnsemble, feature_schema: str,
+                    **card_fields) -> dict:
+    """Save ``model`` (one network or a seed ensemble) and its card to ``path`` (one safetensors file, replaced atomically),
     and a readable copy of the card to ``path`` with ``.json``.
 
     Returns
@@ -48,6 +50,7 @@ def save_checkpoint(path: str | os.PathLike, model: TGraphNet, feature_schema: s
         "tvm_tgraph_version": __version__,
         "feature_schema": feature_schema,
         "model_config": model.config.to_dict(),
+        **({"members": len(model.members)} if isinstance(model, TGraphEnsemble) else {}),
         "weights_sha256": hashlib.sha256(_tensor_data(save(tensors))).hexdigest(),
         **card_fields,
     }
@@ -71,7 +74,8 @@ def _tensor_data(data: bytes) -> bytes:
     return data[8 + int.from_bytes(data[:8], "little"):]
 
 
-def load_checkpoint(path: str | os.PathLike, feature_schema: str | None = None) -> tuple[TGraphNet, dict]:
+def load_checkpoint(path: str | os.PathLike,
+                    feature_schema: str | None = None) -> tuple[TGraphNet | TGraphEnsemble, dict]:
     """Load a checkpoint written by :func:`save_checkpoint`.
 
     Parameters
@@ -83,8 +87,8 @@ def load_checkpoint(path: str | os.PathLike, feature_schema: str | None = None) 
 
     Returns
     -------
-    (TGraphNet, dict)
-        The network in eval mode and its card.
+    (TGraphNet or TGraphEnsemble, dict)
+        The network (an ensemble where the card counts members) in eval mode and its card.
 
     Raises
     ------
@@ -116,7 +120,8 @@ def load_checkpoint(path: str | os.PathLike, feature_schema: str | None = None) 
         raise CheckpointError(f"weights in {path} do not match their model card (corrupt)")
     try:
         state = load(data)
-        model = TGraphNet(TGraphConfig(**card["model_config"]))
+        config = TGraphConfig(**card["model_config"])
+        model = TGraphEnsemble(config, int(card["members"])) if "members" in card else TGraphNet(config)
         model.load_state_dict(state, strict=True)
     except Exception as err:  # safetensors and torch raise several types for bad files
         raise CheckpointError(f"checkpoint {path} cannot be loaded: {err}") from None

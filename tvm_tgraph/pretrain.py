@@ -11,7 +11,8 @@ checkpoint.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import torch
@@ -19,7 +20,7 @@ import torch
 from .checkpoint import save_checkpoint
 from .graph import ConfiguredGraph, FeatureSchema
 from .metrics import kendall_tau, mean_metrics, ranking_metrics
-from .nn import GraphTensors, TGraphConfig, TGraphNet, predict_scores
+from .nn import GraphTensors, TGraphConfig, TGraphEnsemble, TGraphNet, predict_scores
 from .training import RankingTrainer, TrainConfig
 
 
@@ -75,7 +76,7 @@ def split_configurations(count: int, test_fraction: float, seed: int) -> tuple[n
     return np.sort(order[:cut]), np.sort(order[cut:])
 
 
-def evaluate_graphs(model: TGraphNet, graphs: dict[str, ConfiguredGraph], chunk_size: int = 128) -> dict:
+def evaluate_graphs(model: TGraphNet | TGraphEnsemble, graphs: dict[str, ConfiguredGraph], chunk_size: int = 128) -> dict:
     """Ranking metrics of ``model`` on each graph (runtimes required) and their mean."""
     per_task = {name: ranking_metrics(predict_scores(model, g, chunk_size), g.runtime) for name, g in graphs.items()}
     return {"per_task": per_task, "mean": mean_metrics(per_task)}
@@ -143,7 +144,8 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
 
 
 def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], config: PretrainConfig,
-                     schema: FeatureSchema, out, data: dict | None = None, **card_fields) -> dict:
+                     schema: FeatureSchema, out, data: dict | None = None, seeds: Sequence[int] = (),
+                     **card_fields) -> dict:
     """Split ``task_names`` by task, train a network sized for ``schema`` (with
     ``config.network``'s hyper-parameters), and save the best model with its card to ``out``.
 
@@ -151,21 +153,35 @@ def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], 
     ----------
     data : dict, optional
         Extra ``training_data`` fields for the card (where the data came from).
+    seeds : sequence of int, optional
+        Train one network per seed, on the same split (``config.seed``'s), and save them as
+        one :class:`~tvm_tgraph.nn.TGraphEnsemble` (two or more seeds). Default: one network,
+        seeded with ``config.seed``.
     **card_fields
         Extra top-level card fields (e.g. ``command``).
 
     Returns
     -------
     dict
-        The model card written (its ``history`` and ``validation`` hold the results).
+        The model card written (its ``history`` and ``validation`` hold the results; an
+        ensemble's ``history`` is a list, one entry per seed).
     """
     train, val = split_by_task(task_names, config.val_fraction, config.seed)
     model_config = TGraphConfig.from_schema(schema, **config.network)
-    model, history = pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config, config)
+    seeds = list(seeds) or [config.seed]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"the seeds of an ensemble must differ, got {seeds}")
+    trained = [pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config,
+                        replace(config, seed=seed)) for seed in seeds]
+    if len(trained) == 1:
+        (model, history), seed_fields = trained[0], {"seed": seeds[0]}
+    else:
+        model = TGraphEnsemble(model_config, networks=[network for network, _ in trained])
+        history, seed_fields = [h for _, h in trained], {"seeds": seeds}
     training_data = {"train_tasks": train, "val_tasks": val,
                      "candidates": int(sum(graphs[n].num_configs for n in train)), **(data or {})}
     return save_checkpoint(
-        out, model, schema.version, pretrained=True, seed=config.seed, training_data=training_data,
+        out, model, schema.version, pretrained=True, **seed_fields, training_data=training_data,
         training=config.to_dict(), history=history,
         validation=evaluate_graphs(model, {n: graphs[n] for n in val})["mean"], **card_fields,
     )

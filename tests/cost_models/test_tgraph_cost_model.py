@@ -21,7 +21,7 @@ from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.errors import CheckpointError
 from tvm_tgraph.measure import FastBuilder, make_runner
 from tvm_tgraph.metrics import standardise
-from tvm_tgraph.nn import TGraphConfig, TGraphNet
+from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, TGraphNet
 from tvm_tgraph.testing import measure_candidates
 from tvm_tgraph.workloads import as_ir_module, matmul
 
@@ -124,7 +124,7 @@ def test_a_failure_inside_update_hands_the_task_to_xgboost(measured):
     # A network sized for another feature schema fails on this task's graphs for real.
     import torch
 
-    from tvm_tgraph.nn import TGraphConfig, TGraphNet
+    from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, TGraphNet
 
     torch.manual_seed(0)
     model.network = TGraphNet(TGraphConfig(3, 3, 3, 3, hidden=8, num_blocks=1, heads=2))
@@ -217,6 +217,43 @@ def test_tgraph_xgb_blends_the_prior_with_its_learning_fallback(tmp_path, measur
     restored = create("tgraph-xgb", checkpoint=checkpoint)
     restored.load(str(tmp_path / "saved"))
     np.testing.assert_allclose(restored.predict(context, candidates), blended, rtol=1e-6)
+
+
+def test_a_seed_ensemble_ranks_by_its_mean_and_its_spread_is_the_uncertainty(tmp_path, measured):
+    """With an ensemble checkpoint, ``tgraph-xgb`` ranks by the members' mean standardised
+    score and has upper-confidence scores from the first round (the members' spread), then
+    blends XGBoost in as one more opinion; ``tgraph`` fine-tunes the first member."""
+    from cost_models import create
+    from tvm_tgraph.nn import predict_member_scores
+
+    context, candidates, results = measured
+    networks = []
+    for seed in (1, 2, 3):
+        torch.manual_seed(seed)
+        networks.append(TGraphNet(TGraphConfig.from_schema(FEATURE_SCHEMA)))
+    checkpoint = tmp_path / "ensemble.safetensors"
+    save_checkpoint(checkpoint, TGraphEnsemble(networks[0].config, networks=networks), FEATURE_SCHEMA.version,
+                    pretrained=True)
+    model = create("tgraph-xgb", checkpoint=checkpoint)
+    members = predict_member_scores(model.network, model.converter.convert(context, candidates), model.chunk_size)
+    assert members.shape == (3, len(candidates))
+    np.testing.assert_allclose(model.predict(context, candidates),
+                               tgraph_cost_model_module._normalise(members.mean(0)), rtol=1e-6)
+    spread = np.stack([standardise(m) for m in members]).std(axis=0)
+    np.testing.assert_allclose(model.last_optimistic_scores, members.mean(0) + spread, rtol=1e-6, atol=1e-9)
+
+    model.update(context, candidates, results)
+    model.predict(context, candidates)
+    learned = model.fallback.predict(context, candidates)
+    measured_count = sum(r.error_msg is None for r in results)
+    blended = tgraph_cost_model_module.blend_with_prior(members.mean(0), learned, measured_count, 64)
+    opinions = np.stack([standardise(o) for o in (*members, learned)])
+    np.testing.assert_allclose(model.last_optimistic_scores, blended + opinions.std(axis=0), rtol=1e-6, atol=1e-9)
+
+    fine_tuned = create("tgraph", checkpoint=checkpoint)
+    assert isinstance(fine_tuned.pretrained_network, TGraphEnsemble) and isinstance(fine_tuned.network, TGraphNet)
+    for x, y in zip(fine_tuned.network.state_dict().values(), networks[0].state_dict().values()):
+        assert torch.equal(x, y)
 
 
 def test_tgraph_xgb_without_a_pretrained_network_leaves_tasks_to_xgboost(measured):

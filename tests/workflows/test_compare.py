@@ -31,7 +31,7 @@ def test_compare_runs_summarises_and_resumes(tmp_path, capsys):
     assert len(untuned) == 1 and 0 < untuned.pop() < 1 and all(r["cpu"]["llvm"] for r in report["runs"])
     assert "Machine speed: one speed for every run" in (tmp_path / "compare.md").read_text()
     assert report["seen_in_training"] == {"matmul_128": ["matmul_128"]}   # a collected shape the checkpoint used
-    assert "Trained on by the shipped checkpoint (same structural hash): yes." in (tmp_path / "compare.md").read_text()
+    assert "Trained on by the TGraph methods' checkpoint (same structural hash): yes." in (tmp_path / "compare.md").read_text()
     first = [r["curve"] for r in report["runs"]]
     capsys.readouterr()
     assert main(args) == 0                                    # resumed: every run read back

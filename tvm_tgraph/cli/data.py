@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .common import TARGET_HELP, fraction, write_report
+from .common import TARGET_HELP, fraction, int_list, write_report
 
 
 def add_collect(sub) -> None:
@@ -79,7 +79,10 @@ def add_train(sub) -> None:
     p.add_argument("--graph-conv", choices=["sage", "linear"], default="sage")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--target", help=TARGET_HELP)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int_list, default=[0], metavar="SEED[,SEED...]",
+                   help="seed of the network (default 0); several, comma-separated, train one network per seed "
+                        "on the same split and save them as one seed ensemble (its score: the mean of the "
+                        "members' standardised scores)")
     p.set_defaults(func=_cmd_train)
 
 
@@ -91,16 +94,21 @@ def _cmd_train(args) -> int:
 
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, val_fraction=args.val_fraction,
-        seed=args.seed,
+        seed=args.seed[0],
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention},
         train=TrainConfig(loss=args.loss),
     )
     card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),
-                                command="tgraph " + shlex.join(args.argv))
-    history, data = card["history"], card["training_data"]
-    validation = (f"; best validation Kendall tau {history['best_val_kendall_tau']:.3f} at step "
-                  f"{history['best_step']} ({len(data['val_tasks'])} tasks)" if data["val_tasks"] else "")
-    print(f"trained {history['steps']} steps on {len(data['train_tasks'])} tasks{validation}; wrote {args.out}")
+                                command="tgraph " + shlex.join(args.argv), seeds=args.seed)
+    data = card["training_data"]
+    for seed, history in zip(args.seed, card["history"] if len(args.seed) > 1 else [card["history"]]):
+        validation = (f"; best validation Kendall tau {history['best_val_kendall_tau']:.3f} at step "
+                      f"{history['best_step']} ({len(data['val_tasks'])} tasks)" if data["val_tasks"] else "")
+        print(f"seed {seed}: trained {history['steps']} steps on {len(data['train_tasks'])} tasks{validation}")
+    if data["val_tasks"]:
+        print(f"validation Kendall tau of the {'ensemble' if len(args.seed) > 1 else 'network'}: "
+              f"{card['validation']['kendall_tau']:.3f}")
+    print(f"wrote {args.out}")
     return 0
 
 

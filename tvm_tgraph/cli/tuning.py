@@ -150,6 +150,8 @@ def add_compare(sub) -> None:
     p.add_argument("--seeds", type=int_list, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--out", required=True, help="directory for the runs' databases and the report "
                                                 "(compare.{json,md,png}; with --models compare_models.*)")
+    p.add_argument("--checkpoint", help="weights for the TGraph methods instead of the shipped checkpoint (give each "
+                                        "checkpoint its own --out: finished runs are resumed by method and seed)")
     p.add_argument("--target", help=TARGET_HELP)
     p.set_defaults(func=_cmd_compare)
 
@@ -174,10 +176,10 @@ def _cmd_compare(args) -> int:
 
     methods = args.methods.split(",") if args.methods else list(DEFAULT_METHODS)
     results = compare(args.workloads.split(","), methods, args.seeds, args.trials, out, args.target,
-                      args.trials_per_iter or 32)
+                      args.trials_per_iter or 32, args.checkpoint)
     budgets = sorted({b for b in BUDGETS if b <= args.trials} | {args.trials})
     summary = summarise(results, budgets)
-    seen = seen_in_training({name: [(name, load_module(name), 1)] for name in summary})
+    seen = seen_in_training({name: [(name, load_module(name), 1)] for name in summary}, args.checkpoint)
     plot_curves(results, out / "compare.png")
     _write_report(out, "compare", command, format_markdown(summary, budgets, seen),
                   {"cpu": host_cpu_names(), "seen_in_training": seen, "summary": summary,
@@ -192,7 +194,8 @@ def _compare_models(args, out: Path, command: str) -> int:
     methods = args.methods.split(",") if args.methods else list(DEFAULT_MODEL_METHODS)
     checkpoints = tuple(sorted(set(args.checkpoints)))
     results, untuned_s, seen = compare_models(args.models.split(","), methods, args.seeds, args.trials_per_task,
-                                              checkpoints, out, args.target, args.trials_per_iter or 16)
+                                              checkpoints, out, args.target, args.trials_per_iter or 16,
+                                              args.checkpoint)
     summary = summarise_models(results)
     plot_model_curves(results, out / "compare_models.png", untuned_s)
     _write_report(out, "compare_models", command, format_models_markdown(summary, untuned_s, seen),

@@ -3,6 +3,7 @@
 from .block import CROSS_ATTENTION_KINDS, TGraphBlock
 from .channel_attention import ChannelAttention
 from .cross_attention import ConfigCrossAttention, ConfigSoftmaxAttention
+from .ensemble import TGraphEnsemble, predict_member_scores
 from .model import GraphTensors, TGraphConfig, TGraphNet, predict_scores
 
 __all__ = [
@@ -13,6 +14,8 @@ __all__ = [
     "GraphTensors",
     "TGraphBlock",
     "TGraphConfig",
+    "TGraphEnsemble",
     "TGraphNet",
+    "predict_member_scores",
     "predict_scores",
 ]

@@ -190,8 +190,7 @@ class TGraphNet(nn.Module):
         return self.head(pooled).squeeze(-1)
 
 
-@torch.no_grad()
-def predict_scores(model: TGraphNet, graph: ConfiguredGraph | GraphTensors, chunk_size: int = 128) -> np.ndarray:
+def predict_scores(model: nn.Module, graph: ConfiguredGraph | GraphTensors, chunk_size: int = 128) -> np.ndarray:
     """Score every configuration of ``graph`` in eval mode, ``chunk_size`` at a time.
 
     Cross-attention compares configurations within a chunk: a configuration's score depends
@@ -201,20 +200,35 @@ def predict_scores(model: TGraphNet, graph: ConfiguredGraph | GraphTensors, chun
 
     Shapes: ``graph`` with ``C`` configurations -> ``(C,)``.
 
+    Parameters
+    ----------
+    model : TGraphNet or TGraphEnsemble
+
     Returns
     -------
     np.ndarray
         ``(C,)`` float64 scores, higher = faster.
     """
+    return score_in_chunks(model, model, graph, chunk_size).double().numpy()
+
+
+def score_in_chunks(model: nn.Module, score, graph: ConfiguredGraph | GraphTensors, chunk_size: int) -> Tensor:
+    """``score(chunk)`` of each chunk of ``chunk_size`` configurations of ``graph``, with
+    ``model`` in eval mode and no gradients, concatenated along the last dimension.
+
+    Shapes: ``score`` maps a chunk of ``c`` configurations to ``(..., c)``; the result is
+    ``(..., C)`` for ``C`` configurations (``(0,)`` when there are none).
+    """
     tensors = graph if isinstance(graph, GraphTensors) else GraphTensors.from_graph(graph)
     was_training = model.training
     model.eval()
     try:
-        total = tensors.config_feat.shape[0]
-        scores = [
-            model(tensors.select(torch.arange(start, min(start + chunk_size, total))))
-            for start in range(0, total, chunk_size)
-        ]
+        with torch.no_grad():
+            total = tensors.config_feat.shape[0]
+            scores = [
+                score(tensors.select(torch.arange(start, min(start + chunk_size, total))))
+                for start in range(0, total, chunk_size)
+            ]
     finally:
         model.train(was_training)
-    return torch.cat(scores).double().numpy() if scores else np.zeros(0)
+    return torch.cat(scores, dim=-1) if scores else torch.zeros(0)

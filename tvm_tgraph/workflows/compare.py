@@ -119,9 +119,10 @@ def set_aside_interrupted(run_dir: Path) -> None:
 
 
 def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, target,
-            trials_per_iter: int, builder, runner, untuned_s) -> RunResult:
+            trials_per_iter: int, builder, runner, untuned_s, checkpoint=None) -> RunResult:
     """Tune ``workload`` with ``method`` (or read the finished run back); ``untuned_s()``
-    times the workload's untuned build, called only when the run is tuned."""
+    times the workload's untuned build, called only when the run is tuned; ``checkpoint``:
+    the TGraph methods' weights (default: the shipped checkpoint)."""
     run_dir = run_directory(out_dir, workload, method, seed)
     stored = finished_run(run_dir, RunResult, workload, method, seed)
     if stored is not None:
@@ -130,7 +131,7 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
     cost_model, strategy, scheduler = method_parts(method)
     summary = tune(load_module(workload), cost_model, trials, run_dir, target=target, seed=seed,
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy,
-                   progress=False, shutdown_builder=False, task_scheduler=scheduler)
+                   progress=False, shutdown_builder=False, task_scheduler=scheduler, checkpoint=checkpoint)
     result = RunResult(workload, method, seed, [float(x) for x in summary.curve], summary.wall_s,
                        summary.cost_model_s, summary.cost_model_split, untuned_s(), host_cpu_names())
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
@@ -164,9 +165,10 @@ def run_each(names: list[str], methods: list[str], seeds: list[int], out_dir: st
 
 
 def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: int, out_dir: str | Path,
-            target=None, trials_per_iter: int = 32) -> list[RunResult]:
+            target=None, trials_per_iter: int = 32, checkpoint=None) -> list[RunResult]:
     """Run (or resume) every (workload, method, seed) and return all runs. Each workload's
-    untuned build is timed once per call, when its first run is tuned."""
+    untuned build is timed once per call, when its first run is tuned. ``checkpoint``: the
+    TGraph methods' weights (default: the shipped checkpoint)."""
     untuned: dict[str, float] = {}
 
     def run(workload, method, seed, out, target, builder, runner):
@@ -175,17 +177,19 @@ def compare(workloads: list[str], methods: list[str], seeds: list[int], trials: 
                 untuned[workload] = time_untuned_operator(load_module(workload), target)
             return untuned[workload]
 
-        return run_one(workload, method, seed, trials, out, target, trials_per_iter, builder, runner, untuned_s)
+        return run_one(workload, method, seed, trials, out, target, trials_per_iter, builder, runner, untuned_s,
+                       checkpoint)
 
     return run_each(workloads, methods, seeds, out_dir, target, "compare", run)
 
 
-def seen_in_training(task_lists: dict[str, list[tuple[str, object, int]]]) -> dict[str, list[str] | None]:
-    """Per workload, the names of its ``(name, IRModule, weight)`` tasks the shipped
-    checkpoint was trained on (same structural hash); None for every workload when the
-    checkpoint or the training database its card names is not at hand."""
+def seen_in_training(task_lists: dict[str, list[tuple[str, object, int]]],
+                     checkpoint=None) -> dict[str, list[str] | None]:
+    """Per workload, the names of its ``(name, IRModule, weight)`` tasks the ``checkpoint``
+    (default: the shipped one) was trained on (same structural hash); None for every
+    workload when the checkpoint or the training database its card names is not at hand."""
     try:
-        hashes = trained_task_hashes(load_checkpoint(DEFAULT_CHECKPOINT)[1])
+        hashes = trained_task_hashes(load_checkpoint(checkpoint or DEFAULT_CHECKPOINT)[1])
     except CheckpointError:
         hashes = None
     return {name: None if hashes is None else seen_tasks(tasks, hashes) for name, tasks in task_lists.items()}
@@ -242,12 +246,12 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
 
 def format_markdown(summary: dict, budgets=BUDGETS, seen: dict[str, list[str] | None] | None = None) -> str:
     """One table per workload: median best latency (ms) [min-max over seeds] per budget;
-    ``seen``: per workload, whether the shipped checkpoint was trained on it (:func:`seen_in_training`)."""
+    ``seen``: per workload, whether the TGraph methods' checkpoint was trained on it (:func:`seen_in_training`)."""
     lines = []
     for workload, entry in summary.items():
         lines += [f"### {workload}", ""]
         if seen and workload in seen:
-            lines += ["Trained on by the shipped checkpoint (same structural hash): "
+            lines += ["Trained on by the TGraph methods' checkpoint (same structural hash): "
                       + ("unknown (its training database is not at hand)" if seen[workload] is None
                          else "yes" if seen[workload] else "no") + ".", ""]
         lines += [speed_line(entry["machine_speed"]), "",

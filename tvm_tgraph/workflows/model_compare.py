@@ -102,7 +102,7 @@ class LoadedModel:
 
 
 def _tune_once(model: LoadedModel, method: str, seed: int, trials: int, run_dir: Path, trials_per_iter: int,
-               builder, runner) -> dict:
+               builder, runner, checkpoint) -> dict:
     """Tune (or read back the finished tuning of) one run; returns ``tuning.json``'s content."""
     tuning_file = run_dir / "tuning.json"
     if tuning_file.is_file():
@@ -111,8 +111,9 @@ def _tune_once(model: LoadedModel, method: str, seed: int, trials: int, run_dir:
     cost_model, strategy, scheduler = method_parts(method)
     summary = tune(model.mod, cost_model, trials, run_dir, target=model.target, seed=seed,
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy, progress=False,
-                   shutdown_builder=False, task_scheduler=scheduler)
+                   shutdown_builder=False, task_scheduler=scheduler, checkpoint=checkpoint)
     tuning = {"model": model.name, "method": method, "seed": seed, "task_scheduler": scheduler,
+              "checkpoint": None if checkpoint is None else str(checkpoint),
               "trials": summary.trials, "wall_s": summary.wall_s,
               "cost_model_s": summary.cost_model_s, "cost_model_split": summary.cost_model_split,
               "trial_wall_s": summary.trial_wall_s.tolist(),
@@ -122,13 +123,15 @@ def _tune_once(model: LoadedModel, method: str, seed: int, trials: int, run_dir:
 
 
 def run_model(model: LoadedModel, method: str, seed: int, trials_per_task: int, checkpoints: tuple[int, ...],
-              out_dir: Path, trials_per_iter: int, builder, runner) -> ModelRun:
-    """Tune ``model`` with ``method`` and time it at each checkpoint (or read the finished run)."""
+              out_dir: Path, trials_per_iter: int, builder, runner, checkpoint=None) -> ModelRun:
+    """Tune ``model`` with ``method`` and time it at each checkpoint (or read the finished run);
+    ``checkpoint``: the TGraph methods' weights (default: the shipped checkpoint)."""
     run_dir = run_directory(out_dir, model.name, method, seed)
     stored = finished_run(run_dir, ModelRun, model.name, method, seed)
     if stored is not None:
         return stored
-    tuning = _tune_once(model, method, seed, trials_per_task * model.tasks, run_dir, trials_per_iter, builder, runner)
+    tuning = _tune_once(model, method, seed, trials_per_task * model.tasks, run_dir, trials_per_iter, builder, runner,
+                        checkpoint)
     latency, wall_at, cost_at, diff = {}, {}, {}, {}
     for budget in checkpoints:
         kept = write_database_prefix(run_dir, run_dir / f"at{budget}", budget * model.tasks)
@@ -145,15 +148,17 @@ def run_model(model: LoadedModel, method: str, seed: int, trials_per_task: int, 
 
 def compare_models(models: list[str], methods: list[str], seeds: list[int], trials_per_task: int,
                    checkpoints: tuple[int, ...], out_dir: str | Path, target=None,
-                   trials_per_iter: int = 16) -> tuple[list[ModelRun], dict[str, float], dict[str, list[str] | None]]:
-    """Run (or resume) every (model, method, seed).
+                   trials_per_iter: int = 16,
+                   checkpoint=None) -> tuple[list[ModelRun], dict[str, float], dict[str, list[str] | None]]:
+    """Run (or resume) every (model, method, seed); ``checkpoint``: the TGraph methods'
+    weights (default: the shipped checkpoint).
 
     Returns
     -------
     (list of ModelRun, dict, dict)
         Every run; per model the untuned build's latency (s) where it was measured in this
         call (models whose runs were all finished before are not rebuilt); and per model the
-        names of its tasks the shipped checkpoint was trained on (:func:`~tvm_tgraph.workflows.compare.seen_in_training`).
+        names of its tasks the TGraph methods' checkpoint was trained on (:func:`~tvm_tgraph.workflows.compare.seen_in_training`).
     """
     if not checkpoints or min(checkpoints) < 1 or max(checkpoints) > trials_per_task:
         raise ValueError(f"checkpoints must lie within 1..{trials_per_task} trials per task, got {list(checkpoints)}")
@@ -162,12 +167,12 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
     def run(name, method, seed, out, target, builder, runner):
         model = loaded.setdefault(name, LoadedModel(name, target))
         return run_model(model, method, seed, trials_per_task, tuple(checkpoints), out, trials_per_iter, builder,
-                         runner)
+                         runner, checkpoint)
 
     results = run_each(models, methods, seeds, out_dir, target, "compare models", run)
     # only the untuned builds this call made (cached_property keeps them in the instance's __dict__)
     untuned_s = {name: model.untuned.latency_s for name, model in loaded.items() if "untuned" in vars(model)}
-    return results, untuned_s, seen_in_training({name: model.task_list for name, model in loaded.items()})
+    return results, untuned_s, seen_in_training({name: model.task_list for name, model in loaded.items()}, checkpoint)
 
 
 def summarise_models(results: list[ModelRun]) -> dict:
@@ -221,7 +226,7 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
                            seen: dict[str, list[str] | None] | None = None) -> str:
     """Per model: end-to-end latency (ms, median [min-max] over seeds) at each checkpoint,
     tuning wall time to each checkpoint, and the comparison with the stronger XGBoost;
-    ``seen``: the tasks the shipped checkpoint was trained on (:func:`~tvm_tgraph.workflows.compare.seen_in_training`)."""
+    ``seen``: the tasks the TGraph methods' checkpoint was trained on (:func:`~tvm_tgraph.workflows.compare.seen_in_training`)."""
     lines = []
     for model, entry in summary.items():
         checkpoints = entry["checkpoints"]
@@ -229,7 +234,7 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
         lines += [f"### {model} ({entry['tasks']} tasks)", ""]
         if seen and model in seen:
             names = seen[model]
-            lines += ["Tasks the shipped checkpoint was trained on (same structural hash): "
+            lines += ["Tasks the TGraph methods' checkpoint was trained on (same structural hash): "
                       + ("unknown (its training database is not at hand)" if names is None else
                          f"{len(names)} of {entry['tasks']}" + (f" ({', '.join(names)})" if names else "")) + ".", ""]
         if untuned_s and model in untuned_s:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..convert.tir import FEATURE_SCHEMA
@@ -10,10 +11,11 @@ from ..pretrain import PretrainConfig, train_checkpoint
 
 
 def train_tir_checkpoint(db: str | Path, out: str | Path, config: PretrainConfig, holdout: str | None = None,
-                         target=None, command: str = "") -> dict:
+                         target=None, command: str = "", seeds: Sequence[int] = ()) -> dict:
     """Read ``db`` (a database directory or ``.tar.xz``), convert every task outside the
     ``holdout`` families (once: see :func:`~tvm_tgraph.measured_tasks.load_configured_graphs`), train with validation split by task and early stopping, and save
-    the best network with its card to ``out``.
+    the best network with its card to ``out`` (one network per seed of ``seeds``, saved as a
+    seed ensemble, if two or more are given).
 
     Returns
     -------
@@ -30,4 +32,4 @@ def train_tir_checkpoint(db: str | Path, out: str | Path, config: PretrainConfig
         raise ValueError(f"{db} holds {len(graphs)} task(s) with at least two measured candidates "
                          "(outside --holdout); training needs two or more")
     return train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, out,
-                            data={"db": str(db), "held_out_families": holdout}, command=command)
+                            data={"db": str(db), "held_out_families": holdout}, seeds=seeds, command=command)

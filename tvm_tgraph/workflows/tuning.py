@@ -168,7 +168,8 @@ def check_static_shapes(mod) -> None:
 
 def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: int = 0,
          trials_per_iter: int = 16, builder=None, runner=None, strategy="evolutionary",
-         progress=True, shutdown_builder: bool = True, task_scheduler: str = "gradient") -> TuneSummary:
+         progress=True, shutdown_builder: bool = True, task_scheduler: str = "gradient",
+         checkpoint: str | Path | None = None) -> TuneSummary:
     """Tune ``mod`` (TIR, or a Relax model: every task) and summarise the result.
 
     Parameters
@@ -197,6 +198,9 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
         How a Relax model's budget is shared among its tasks: MetaSchedule's ``"gradient"``
         (the next round goes to the task whose latency is expected to drop most) or
         ``"round-robin"`` (each task in turn).
+    checkpoint : path, optional
+        Weights for a TGraph cost model named by ``cost_model`` instead of the shipped
+        checkpoint (not used by the other cost models).
     """
     register_light_tensor_intrin()
     import tvm
@@ -207,7 +211,8 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     if not is_relax_module(mod):
         check_static_shapes(mod)
     if isinstance(cost_model, str):
-        cost_model = make_cost_model(cost_model, seed=seed)
+        cost_model = make_cost_model(cost_model, seed=seed,
+                                     checkpoint=checkpoint if cost_model.startswith("tgraph") else None)
     if isinstance(strategy, str):
         strategy = make_strategy(strategy, cost_model)
     timed_model = TimedCostModel(cost_model)
