@@ -38,6 +38,14 @@ def test_compare_runs_summarises_and_resumes(tmp_path, capsys):
     assert [r["curve"] for r in json.loads((tmp_path / "compare.json").read_text())["runs"]] == first
 
 
+def test_the_checkpoint_named_reaches_the_tgraph_methods(tmp_path, capsys):
+    args = ["compare", "--workloads", "matmul_128", "--methods", "tgraph-xgb+pruning-light", "--trials", "8",
+            "--seeds", "0", "--out", str(tmp_path), "--checkpoint", str(tmp_path / "typo.safetensors")]
+    drop_capture_handlers()
+    assert main(args) == 2
+    assert "typo.safetensors does not exist" in capsys.readouterr().err
+
+
 def test_summary_counts_only_a_win_over_the_stronger_xgboost():
     def run(method, curve, seed=0):
         return RunResult("w", method, seed, curve, wall_s=10.0, cost_model_s=1.0)
