@@ -34,8 +34,9 @@ def card_path(weights_path: str | os.PathLike) -> Path:
 
 def save_checkpoint(path: str | os.PathLike, model: TGraphNet | TGraphEnsemble, feature_schema: str,
                     **card_fields) -> dict:
-    """Save ``model`` (one network or a seed ensemble) and its card to ``path`` (one safetensors file, replaced atomically),
-    and a readable copy of the card to ``path`` with ``.json``.
+    """Save ``model`` (one network or a seed ensemble) and its card to ``path`` (one
+    safetensors file, replaced atomically), and a readable copy of the card to ``path`` with
+    ``.json``.
 
     Returns
     -------

@@ -76,7 +76,8 @@ def split_configurations(count: int, test_fraction: float, seed: int) -> tuple[n
     return np.sort(order[:cut]), np.sort(order[cut:])
 
 
-def evaluate_graphs(model: TGraphNet | TGraphEnsemble, graphs: dict[str, ConfiguredGraph], chunk_size: int = 128) -> dict:
+def evaluate_graphs(model: TGraphNet | TGraphEnsemble, graphs: dict[str, ConfiguredGraph],
+                    chunk_size: int = 128) -> dict:
     """Ranking metrics of ``model`` on each graph (runtimes required) and their mean."""
     per_task = {name: ranking_metrics(predict_scores(model, g, chunk_size), g.runtime) for name, g in graphs.items()}
     return {"per_task": per_task, "mean": mean_metrics(per_task)}

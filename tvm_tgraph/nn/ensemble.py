@@ -61,7 +61,8 @@ class TGraphEnsemble(nn.Module):
         return self.member_scores(graph).mean(dim=0)
 
 
-def predict_member_scores(model: TGraphNet | TGraphEnsemble, graph: ConfiguredGraph | GraphTensors, chunk_size: int = 128) -> np.ndarray:
+def predict_member_scores(model: TGraphNet | TGraphEnsemble, graph: ConfiguredGraph | GraphTensors,
+                          chunk_size: int = 128) -> np.ndarray:
     """Each member's scores of every configuration of ``graph``, as :func:`predict_scores`
     scores them (in chunks of ``chunk_size``): an ensemble's members standardised within each
     chunk, a single network as the one member.
