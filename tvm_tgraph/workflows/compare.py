@@ -60,10 +60,15 @@ XGB_METHODS = ("xgb", "xgb-warm16")
 BUDGETS = (32, 64, 128, 256)
 
 
+def base_method(method: str) -> str:
+    """``method`` without the :data:`ROUND_ROBIN` suffix: the key of :data:`METHODS` it names."""
+    return method.removesuffix(ROUND_ROBIN)
+
+
 def method_parts(method: str) -> tuple[str, str, str]:
     """The cost model, search strategy and task scheduler :func:`~tvm_tgraph.workflows.tuning.tune`
     gets for ``method`` (a key of :data:`METHODS`, optionally with the :data:`ROUND_ROBIN` suffix)."""
-    base = method.removesuffix(ROUND_ROBIN)
+    base = base_method(method)
     cost_model, strategy = METHODS[base]
     return cost_model, strategy, "round-robin" if base != method else "gradient"
 
@@ -145,7 +150,7 @@ def run_each(names: list[str], methods: list[str], seeds: list[int], out_dir: st
     the results. Unknown methods are refused before anything runs."""
     from tqdm import tqdm
 
-    unknown = sorted(m for m in methods if m.removesuffix(ROUND_ROBIN) not in METHODS)
+    unknown = sorted(m for m in methods if base_method(m) not in METHODS)
     if unknown:
         raise ValueError(f"unknown methods {unknown}; known: {', '.join(METHODS)} (each also with {ROUND_ROBIN})")
     target = make_target(target) if not hasattr(target, "kind") else target
