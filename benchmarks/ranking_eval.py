@@ -11,11 +11,13 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
-pairwise hinge). With XGBoost among the baselines, TGraph and XGBoost averaged
+pairwise hinge), ``weighted_hinge`` (multihead, each pair of the hinge weighted by how far
+apart its runtimes are), ``configs128`` (multihead, 128 configurations per training step
+instead of 64). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost. Writes ``benchmarks/results/ranking_eval.{json,md}``
@@ -55,17 +57,19 @@ RESULTS = Path(__file__).parent / "results"
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """A training recipe: network overrides and the loss."""
+    """A training recipe: network overrides and training overrides (``TrainConfig`` fields)."""
 
     network: dict
-    loss: str = "hinge"
+    train: dict = dataclasses.field(default_factory=dict)
 
 
 VARIANTS = {
     "multihead": Variant({"cross_attention": "multihead"}),
     "softmax": Variant({"cross_attention": "softmax"}),
     "none": Variant({"cross_attention": "none"}),
-    "listmle": Variant({"cross_attention": "multihead"}, loss="listmle"),
+    "listmle": Variant({"cross_attention": "multihead"}, {"loss": "listmle"}),
+    "weighted_hinge": Variant({"cross_attention": "multihead"}, {"loss": "weighted_hinge"}),
+    "configs128": Variant({"cross_attention": "multihead"}, {"configs_per_step": 128}),
 }
 
 
@@ -86,7 +90,7 @@ def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, s
     """Train ``variant`` on every family outside ``held_out``; return (checkpoint path, training history)."""
     recipe = VARIANTS[variant]
     names = [name for name in graphs if families[name] not in held_out]
-    config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(loss=recipe.loss), network=recipe.network)
+    config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(**recipe.train), network=recipe.network)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
     card = train_checkpoint(graphs, names, config, FEATURE_SCHEMA, path,
                             data={"held_out_families": sorted(held_out), "variant": variant})

@@ -25,6 +25,29 @@ def pairwise_hinge_loss(scores: Tensor, runtime: Tensor, margin: float = 0.1) ->
     return torch.relu(margin - gaps)[faster].mean()
 
 
+def weighted_hinge_loss(scores: Tensor, runtime: Tensor, margin: float = 0.1, full_weight: float = 2.0) -> Tensor:
+    r"""Pairwise hinge loss with each pair weighted by how far apart the two runtimes are.
+
+    A pair with :math:`t_i < t_j` weighs :math:`w_{ij} = \min(1, \log(t_j / t_i) / \log r)`,
+    ``r = full_weight``: pairs within measurement noise of each other (a few percent) barely
+    count, pairs ``full_weight`` times apart or more count fully. The loss is
+    :math:`\sum w_{ij} \max(0, m - (s_i - s_j)) / \sum w_{ij}`.
+
+    Shapes
+    ------
+    - scores: ``(C,)``, higher = faster
+    - runtime: ``(C,)``, lower = faster, positive
+    - output: scalar (0 when no pair is ordered)
+    """
+    log_runtime = torch.log(runtime)
+    apart = log_runtime.unsqueeze(0) - log_runtime.unsqueeze(1)   # (C, C): log(t_j / t_i)
+    weight = torch.clamp(apart / torch.log(torch.tensor(full_weight)), min=0.0, max=1.0)
+    if not bool((weight > 0).any()):
+        return scores.sum() * 0.0
+    gaps = scores.unsqueeze(1) - scores.unsqueeze(0)            # s_i - s_j
+    return (weight * torch.relu(margin - gaps)).sum() / weight.sum()
+
+
 def listmle_loss(scores: Tensor, runtime: Tensor) -> Tensor:
     r"""ListMLE (Xia et al., 2008): negative log-likelihood of the true order under a
     Plackett-Luce model of the scores.
@@ -46,4 +69,6 @@ def listmle_loss(scores: Tensor, runtime: Tensor) -> Tensor:
     return (suffix - ordered).mean()
 
 
-LOSSES = {"hinge": pairwise_hinge_loss, "listmle": listmle_loss}
+LOSSES = {"hinge": pairwise_hinge_loss, "weighted_hinge": weighted_hinge_loss, "listmle": listmle_loss}
+#: The losses that take a ``margin``.
+MARGIN_LOSSES = {"hinge", "weighted_hinge"}

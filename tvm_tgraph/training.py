@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from .graph import ConfiguredGraph
-from .losses import LOSSES
+from .losses import LOSSES, MARGIN_LOSSES
 from .nn import GraphTensors, TGraphNet
 
 
@@ -31,10 +31,10 @@ class TrainConfig:
         AdamW weight decay (default 1e-4).
     configs_per_step : int
         Configurations of one task sampled per step (default 64).
-    loss : {"hinge", "listmle"}
-        Ranking loss (default ``"hinge"``).
+    loss : {"hinge", "weighted_hinge", "listmle"}
+        Ranking loss (default ``"hinge"``; see :mod:`tvm_tgraph.losses`).
     margin : float
-        Margin of the hinge loss (default 0.1).
+        Margin of the hinge losses (default 0.1).
     """
 
     lr: float = 1e-3
@@ -84,7 +84,7 @@ class RankingTrainer:
         self.model.train()
         scores = self.model(tensors.select(index))
         loss_fn = LOSSES[self.config.loss]
-        loss = loss_fn(scores, runtime[index], self.config.margin) if self.config.loss == "hinge" \
+        loss = loss_fn(scores, runtime[index], self.config.margin) if self.config.loss in MARGIN_LOSSES \
             else loss_fn(scores, runtime[index])
         self.optimizer.zero_grad()
         loss.backward()
