@@ -72,7 +72,9 @@ def add_train(sub) -> None:
     p.add_argument("--val-fraction", type=fraction, default=0.15,
                    help="share of the tasks held out for validation and early stopping (default 0.15); 0 trains "
                         "on every task for --steps steps (a checkpoint to ship, its steps chosen by cross-validation)")
-    p.add_argument("--loss", choices=["hinge", "listmle"], default="hinge")
+    p.add_argument("--loss", choices=["hinge", "weighted_hinge", "listmle"], default="hinge",
+                   help="ranking loss (default hinge; weighted_hinge weighs each pair by how far apart its "
+                        "runtimes are; see tvm_tgraph.losses)")
     p.add_argument("--cross-attention", choices=["multihead", "softmax", "none"], default="multihead",
                    help="how configurations attend to each other: multi-head (default), the reference code's "
                         "parameter-free softmax, or none (ablation)")
