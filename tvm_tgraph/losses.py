@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -19,10 +21,7 @@ def pairwise_hinge_loss(scores: Tensor, runtime: Tensor, margin: float = 0.1) ->
     - output: scalar (0 when no pair is ordered)
     """
     faster = runtime.unsqueeze(1) < runtime.unsqueeze(0)        # (C, C): i faster than j
-    if not bool(faster.any()):
-        return scores.sum() * 0.0
-    gaps = scores.unsqueeze(1) - scores.unsqueeze(0)            # s_i - s_j
-    return torch.relu(margin - gaps)[faster].mean()
+    return _pair_hinge(scores, faster.float(), margin)
 
 
 def weighted_hinge_loss(scores: Tensor, runtime: Tensor, margin: float = 0.1, full_weight: float = 2.0) -> Tensor:
@@ -41,7 +40,15 @@ def weighted_hinge_loss(scores: Tensor, runtime: Tensor, margin: float = 0.1, fu
     """
     log_runtime = torch.log(runtime)
     apart = log_runtime.unsqueeze(0) - log_runtime.unsqueeze(1)   # (C, C): log(t_j / t_i)
-    weight = torch.clamp(apart / torch.log(torch.tensor(full_weight)), min=0.0, max=1.0)
+    return _pair_hinge(scores, torch.clamp(apart / math.log(full_weight), min=0.0, max=1.0), margin)
+
+
+def _pair_hinge(scores: Tensor, weight: Tensor, margin: float) -> Tensor:
+    r""":math:`\sum w_{ij} \max(0, m - (s_i - s_j)) / \sum w_{ij}`, 0 when every weight is 0.
+
+    Shapes: ``scores (C,)``, ``weight (C, C)`` (``w_ij`` > 0 only where ``i`` is faster than
+    ``j``) -> scalar.
+    """
     if not bool((weight > 0).any()):
         return scores.sum() * 0.0
     gaps = scores.unsqueeze(1) - scores.unsqueeze(0)            # s_i - s_j
