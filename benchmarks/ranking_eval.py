@@ -11,13 +11,14 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
 pairwise hinge), ``weighted_hinge`` (multihead, each pair of the hinge weighted by how far
 apart its runtimes are), ``configs128`` (multihead, 128 configurations per training step
-instead of 64). With XGBoost among the baselines, TGraph and XGBoost averaged
+instead of 64), ``no_recompute`` (multihead without the recomputation global feature, see
+``tvm_tgraph.convert.tir.schema``). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost. Writes ``benchmarks/results/ranking_eval.{json,md}``
@@ -42,7 +43,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
-from tvm_tgraph.convert.tir import FEATURE_SCHEMA  # noqa: E402
+from tvm_tgraph.convert.tir import FEATURE_SCHEMA, RECOMPUTE_COLUMN  # noqa: E402
+from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import load_configured_graphs, load_measured_tasks  # noqa: E402
 from tvm_tgraph.metrics import mean_metrics, ranking_metrics, standardise  # noqa: E402
@@ -57,10 +59,23 @@ RESULTS = Path(__file__).parent / "results"
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """A training recipe: network overrides and training overrides (``TrainConfig`` fields)."""
+    """A training recipe: network overrides, training overrides (``TrainConfig`` fields), and
+    global-feature columns the variant never sees (zeroed in its training and its scoring)."""
 
     network: dict
     train: dict = dataclasses.field(default_factory=dict)
+    hidden_globals: tuple[int, ...] = ()
+
+    def graphs_seen(self, graphs: dict[str, ConfiguredGraph]) -> dict[str, ConfiguredGraph]:
+        """``graphs`` as this variant sees them: ``hidden_globals`` zeroed."""
+        if not self.hidden_globals:
+            return graphs
+        seen = {}
+        for name, graph in graphs.items():
+            global_feat = graph.global_feat.copy()
+            global_feat[:, list(self.hidden_globals)] = 0.0
+            seen[name] = dataclasses.replace(graph, global_feat=global_feat)
+        return seen
 
 
 VARIANTS = {
@@ -70,6 +85,7 @@ VARIANTS = {
     "listmle": Variant({"cross_attention": "multihead"}, {"loss": "listmle"}),
     "weighted_hinge": Variant({"cross_attention": "multihead"}, {"loss": "weighted_hinge"}),
     "configs128": Variant({"cross_attention": "multihead"}, {"configs_per_step": 128}),
+    "no_recompute": Variant({"cross_attention": "multihead"}, hidden_globals=(RECOMPUTE_COLUMN,)),
 }
 
 
@@ -92,7 +108,7 @@ def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, s
     names = [name for name in graphs if families[name] not in held_out]
     config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(**recipe.train), network=recipe.network)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
-    card = train_checkpoint(graphs, names, config, FEATURE_SCHEMA, path,
+    card = train_checkpoint(recipe.graphs_seen(graphs), names, config, FEATURE_SCHEMA, path,
                             data={"held_out_families": sorted(held_out), "variant": variant})
     return path, card["history"]
 
@@ -158,6 +174,8 @@ def main() -> None:
     unknown = set(ablations) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {list(VARIANTS)}")
+    if VARIANTS[args.recipe].hidden_globals:
+        parser.error(f"--recipe {args.recipe} hides features from its training only: use it as an ablation")
     baselines = tuple(b for b in args.baselines.split(",") if b)
     if set(baselines) - {"xgb", "mlp"}:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
@@ -197,7 +215,8 @@ def main() -> None:
             result["ablations"] = {}
             for variant in ablations:
                 path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
-                scored = evaluate_graphs(load_checkpoint(path)[0], eval_graphs, chunk_size=512)
+                scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
+                                         chunk_size=512)
                 result["ablations"][variant] = {**scored, "history": variant_history}
             runs.append(result)
             print(f"[{(time.time() - start) / 60:.0f} min] {fold} seed {seed}: tau "

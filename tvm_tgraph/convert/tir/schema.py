@@ -7,7 +7,7 @@ import math
 from ...graph import FeatureSchema
 
 #: Bumped whenever the meaning of a feature changes; checkpoints record it.
-FEATURE_SCHEMA_VERSION = "tir-1"
+FEATURE_SCHEMA_VERSION = "tir-2"
 
 NODE_KINDS = (
     "root",
@@ -62,8 +62,15 @@ F_CONFIG = len(CONFIG_FEATURES)
 CONFIG_COLUMN = {name: i for i, name in enumerate(CONFIG_FEATURES)}
 
 PER_STORE_FEATURES = 164
-#: Global features: mean and max of PerStoreFeature over stores, and log2(1 + stores).
-F_GLOBAL = 2 * PER_STORE_FEATURES + 1
+#: PerStoreFeature's float arithmetic columns (multiply-add, add/subtract, multiply,
+#: divide/modulo, compare, math and other calls), each ``log2(1 + count)``.
+FLOAT_OP_COLUMNS = slice(0, 7)
+#: Global features: mean and max of PerStoreFeature over stores, log2(1 + stores), and the
+#: recomputation: log2(1 + float ops of the candidate) - log2(1 + float ops of the unscheduled
+#: program) (above 0 where a compute location recomputes a producer inside its consumer).
+F_GLOBAL = 2 * PER_STORE_FEATURES + 2
+#: The recomputation's column in the global features.
+RECOMPUTE_COLUMN = F_GLOBAL - 1
 
 #: The widths of this converter's graphs (size a network with ``TGraphConfig.from_schema``).
 FEATURE_SCHEMA = FeatureSchema(FEATURE_SCHEMA_VERSION, len(NODE_KINDS), F_NODE, F_CONFIG, F_GLOBAL)
