@@ -36,7 +36,6 @@ class TirConverter:
 
     def __init__(self, cache_size: int = 20_000) -> None:
         self._graphs: dict[str, TaskGraph] = {}
-        self._unscheduled_ops: dict[str, float] = {}
         self.store_rows = PerStoreRows()
         self._cache = LruCache(cache_size)
 
@@ -50,18 +49,6 @@ class TirConverter:
         if key not in self._graphs:
             self._graphs[key] = task_graph(mod)
         return self._graphs[key]
-
-    def unscheduled_ops(self, task: str, context) -> float:
-        """Float operations of the task's unscheduled program (``PerStoreFeature`` of an
-        empty schedule), cached by the task's structural hash ``task``."""
-        if task not in self._unscheduled_ops:
-            from tvm.s_tir import Schedule
-            from tvm.s_tir.meta_schedule import MeasureCandidate
-
-            unscheduled = MeasureCandidate(Schedule(context.mod), [])
-            rows = self.store_rows.extractor.extract_from(context, [unscheduled])[0].numpy()
-            self._unscheduled_ops[task] = float_ops(rows)
-        return self._unscheduled_ops[task]
 
     def convert(self, context, candidates, runtime: np.ndarray | None = None) -> ConfiguredGraph:
         """Convert candidates of the task of ``context`` to one configured graph.
@@ -90,7 +77,7 @@ class TirConverter:
         task = shash2hex(context.mod)
         graph = self._graph_by_key(task, context.mod)
         keys = candidate_keys(task, candidates)
-        baseline = self.unscheduled_ops(task, context)
+        baseline = float_ops(self.store_rows.unscheduled(context))
 
         def features(missing: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
             per_store = self.store_rows.rows(context, [candidates[i] for i in missing], [keys[i] for i in missing])

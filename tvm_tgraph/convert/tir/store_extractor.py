@@ -32,6 +32,7 @@ class PerStoreRows:
 
         self.extractor = PerStoreFeature()
         self._cache = LruCache(cache_size)
+        self._unscheduled: dict[str, np.ndarray] = {}
 
     def rows(self, context, candidates, keys: list[tuple[str, str]] | None = None) -> list[np.ndarray]:
         """Each candidate's ``(stores, 164)`` ``PerStoreFeature`` rows, as TVM extracts them (float64).
@@ -44,3 +45,16 @@ class PerStoreRows:
             keys = candidate_keys(shash2hex(context.mod), candidates)
         return self._cache.get_batch(keys, lambda missing: [
             stores.numpy() for stores in self.extractor.extract_from(context, [candidates[i] for i in missing])])
+
+    def unscheduled(self, context) -> np.ndarray:
+        """The ``(stores, 164)`` rows of the task's unscheduled program (an empty schedule of
+        ``context.mod``), extracted once per task (kept by its structural hash)."""
+        from tvm.s_tir import Schedule
+        from tvm.s_tir.meta_schedule import MeasureCandidate
+        from tvm.s_tir.meta_schedule.utils import shash2hex
+
+        task = shash2hex(context.mod)
+        if task not in self._unscheduled:
+            empty = MeasureCandidate(Schedule(context.mod), [])
+            self._unscheduled[task] = self.extractor.extract_from(context, [empty])[0].numpy()
+        return self._unscheduled[task]
