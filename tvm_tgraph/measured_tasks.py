@@ -82,6 +82,22 @@ def resolve_db(path: str | Path) -> Path:
     return members[0] if len(members) == 1 and not (target / "tasks.json").is_file() else target
 
 
+def database_sha256(db_dir: str | Path) -> str:
+    """SHA-256 (hex) of a database's content: its two files and ``tasks.json``, where present.
+
+    ``db_dir`` is a database directory or a ``.tar.xz`` of one (extracted, see
+    :func:`resolve_db`): the digest is of the content, not of the archive's bytes.
+    """
+    import hashlib
+
+    db_dir = resolve_db(db_dir)
+    digest = hashlib.sha256()
+    for name in (WORKLOAD_FILE, RECORD_FILE, "tasks.json"):
+        if (db_dir / name).is_file():
+            digest.update(name.encode() + (db_dir / name).read_bytes())
+    return digest.hexdigest()
+
+
 def _families(names: str | list[str] | None) -> set[str] | None:
     if names is None:
         return None
@@ -211,8 +227,7 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
     caller has already loaded them all with it, then :func:`configured_graphs`) and writes
     the arrays to
     ``<database>/.tgraph_cache/<key>.npz`` (no pickles; written atomically), ``key`` being the
-    SHA-256 of the database's two files and ``tasks.json`` with the converter's feature
-    schema version. Later calls on the same database read that file instead of converting.
+    SHA-256 of the converter's feature schema version with :func:`database_sha256`. Later calls on the same database read that file instead of converting.
 
     Returns
     -------
@@ -223,11 +238,8 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
     import hashlib
 
     db_dir = resolve_db(db_dir)
-    digest = hashlib.sha256(FEATURE_SCHEMA.version.encode())
-    for name in (WORKLOAD_FILE, RECORD_FILE, "tasks.json"):
-        if (db_dir / name).is_file():
-            digest.update(name.encode() + (db_dir / name).read_bytes())
-    path = db_dir / ".tgraph_cache" / f"{digest.hexdigest()[:32]}.npz"
+    key = hashlib.sha256((FEATURE_SCHEMA.version + database_sha256(db_dir)).encode()).hexdigest()
+    path = db_dir / ".tgraph_cache" / f"{key[:32]}.npz"
     if cache and path.is_file():
         graphs, family_of = _read_graphs(path)
     else:

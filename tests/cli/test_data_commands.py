@@ -10,6 +10,7 @@ from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
 from tvm_tgraph import workloads
 from tvm_tgraph.cli import main
 from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE
+from tvm_tgraph.measured_tasks import database_sha256
 from tvm_tgraph.workflows.tuning import tune
 
 
@@ -19,6 +20,7 @@ def test_train_and_eval_commands(collected_db, tmp_path, capsys):
                  "--steps", "8", "--eval-every", "4", "--hidden", "16"]) == 0
     card = json.loads(ckpt.with_suffix(".json").read_text())
     assert card["training_data"]["held_out_families"] == "op:softmax"
+    assert card["training_data"]["db_sha256"] == database_sha256(collected_db)   # which data, exactly
     assert card["feature_schema"] and card["command"].startswith("tgraph train")
     report = tmp_path / "eval.json"
     assert main(["eval", "--db", str(collected_db), "--families", "op:softmax", "--checkpoint", str(ckpt),

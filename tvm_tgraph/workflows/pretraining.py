@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..convert.tir import FEATURE_SCHEMA
-from ..measured_tasks import load_configured_graphs
+from ..measured_tasks import database_sha256, load_configured_graphs
 from ..pretrain import PretrainConfig, train_checkpoint
 
 
@@ -32,4 +32,4 @@ def train_tir_checkpoint(db: str | Path, out: str | Path, config: PretrainConfig
         raise ValueError(f"{db} holds {len(graphs)} task(s) with at least two measured candidates "
                          "(outside --holdout); training needs two or more")
     return train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, out,
-                            data={"db": str(db), "held_out_families": holdout}, seeds=seeds, command=command)
+                            data={"db": str(db), "db_sha256": database_sha256(db), "held_out_families": holdout}, seeds=seeds, command=command)
