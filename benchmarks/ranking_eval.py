@@ -11,7 +11,7 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
@@ -86,6 +86,8 @@ VARIANTS = {
     "weighted_hinge": Variant({"cross_attention": "multihead"}, {"loss": "weighted_hinge"}),
     "configs128": Variant({"cross_attention": "multihead"}, {"configs_per_step": 128}),
     "no_recompute": Variant({"cross_attention": "multihead"}, hidden_globals=(RECOMPUTE_COLUMN,)),
+    "cosine": Variant({"cross_attention": "multihead"}, {"lr_schedule": "cosine"}),
+    "hidden128": Variant({"cross_attention": "multihead", "hidden": 128}),
 }
 
 

@@ -8,7 +8,7 @@ from conftest import random_graph
 from scipy.stats import kendalltau
 
 from tvm_tgraph.nn import TGraphConfig, TGraphNet, predict_scores
-from tvm_tgraph.training import RankingTrainer, TrainConfig
+from tvm_tgraph.training import RankingTrainer, TrainConfig, cosine_factor
 
 
 def test_ranking_trainer_learns_a_learnable_order():
@@ -28,3 +28,24 @@ def test_ranking_trainer_learns_a_learnable_order():
     constant.runtime = np.ones(4)
     trainer.set_task("flat", constant)
     assert trainer.trainable_tasks() == ["t"]   # nothing to rank in equal runtimes
+
+
+def test_cosine_schedule_warms_up_then_decays_to_zero_over_the_run():
+    """lr_schedule="cosine": linear warm-up, peak lr, cosine decay to 0 at the last step."""
+    assert cosine_factor(0, 1000, 100) == 0.01 and cosine_factor(99, 1000, 100) == 1.0
+    assert abs(cosine_factor(550, 1000, 100) - 0.5) < 1e-9 and cosine_factor(1000, 1000, 100) == 0.0
+    graph = random_graph(num_configs=16, seed=1)
+    graph.runtime = np.arange(1.0, 17.0)
+    model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2))
+    model.fit_normalization([graph])
+    trainer = RankingTrainer(model, TrainConfig(lr=1e-3, lr_schedule="cosine", warmup_steps=10), total_steps=40)
+    trainer.set_task("t", graph)
+    rates = []
+    for _ in range(40):
+        trainer.step("t")
+        rates.append(trainer.optimizer.param_groups[0]["lr"])
+    assert abs(max(rates) - 1e-3) < 1e-12 and rates[-1] == 0.0 and rates[5] < rates[9]
+    online = RankingTrainer(model, TrainConfig(lr=1e-3, lr_schedule="cosine"))   # open length: constant
+    online.set_task("t", graph)
+    online.train(3)
+    assert online.optimizer.param_groups[0]["lr"] == 1e-3

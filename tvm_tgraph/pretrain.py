@@ -98,7 +98,7 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     torch.manual_seed(config.seed)
     model = TGraphNet(model_config)
     model.fit_normalization(list(train_graphs.values()))
-    trainer = RankingTrainer(model, config.train, seed=config.seed)
+    trainer = RankingTrainer(model, config.train, seed=config.seed, total_steps=config.steps)
     for name, graph in train_graphs.items():
         trainer.set_task(name, graph)
     cached_val = {name: (GraphTensors.from_graph(g), g.runtime) for name, g in val_graphs.items()}

@@ -8,6 +8,7 @@ offline.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -35,6 +36,12 @@ class TrainConfig:
         Ranking loss (default ``"hinge"``; see :mod:`tvm_tgraph.losses`).
     margin : float
         Margin of the hinge losses (default 0.1).
+    lr_schedule : {"constant", "cosine"}
+        Learning rate over a run of known length (offline training): constant (default), or
+        a linear warm-up over ``warmup_steps`` then a cosine decay to 0 at the last step.
+        Online updates, whose length is open, always use the constant rate.
+    warmup_steps : int
+        Steps of the cosine schedule's warm-up (default 100).
     """
 
     lr: float = 1e-3
@@ -42,6 +49,17 @@ class TrainConfig:
     configs_per_step: int = 64
     loss: str = "hinge"
     margin: float = 0.1
+    lr_schedule: str = "constant"
+    warmup_steps: int = 100
+
+
+def cosine_factor(step: int, total_steps: int, warmup_steps: int) -> float:
+    """The learning rate's factor at ``step`` (0-based) of a ``total_steps`` run: linear
+    warm-up to 1 over ``warmup_steps``, then cosine decay to 0 at ``total_steps``."""
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 class RankingTrainer:
@@ -53,16 +71,26 @@ class RankingTrainer:
     config : TrainConfig
     seed : int
         Seeds the sampling of tasks and configurations and torch's generator.
+    total_steps : int, optional
+        The run's length, which ``config.lr_schedule = "cosine"`` needs (offline training);
+        without it the rate is constant.
     """
 
-    def __init__(self, model: TGraphNet, config: TrainConfig = TrainConfig(), seed: int = 0) -> None:
+    def __init__(self, model: TGraphNet, config: TrainConfig = TrainConfig(), seed: int = 0,
+                 total_steps: int | None = None) -> None:
         if config.loss not in LOSSES:
             raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {config.loss!r}")
+        if config.lr_schedule not in ("constant", "cosine"):
+            raise ValueError(f"lr_schedule must be 'constant' or 'cosine', got {config.lr_schedule!r}")
         self.model = model
         self.config = config
         self.rng = np.random.default_rng(seed)
         torch.manual_seed(seed)
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self.scheduler = None
+        if config.lr_schedule == "cosine" and total_steps is not None:
+            self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+                self.optimizer, lambda step: cosine_factor(step, total_steps, config.warmup_steps))
         self._tensors: dict[str, tuple[GraphTensors, torch.Tensor]] = {}
 
     def set_task(self, key: str, graph: ConfiguredGraph) -> None:
@@ -90,6 +118,8 @@ class RankingTrainer:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
         self.optimizer.step()
+        if self.scheduler is not None:
+            self.scheduler.step()
         return float(loss.detach())
 
     def train(self, max_steps: int, time_budget_s: float | None = None,

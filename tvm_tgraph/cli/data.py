@@ -75,6 +75,9 @@ def add_train(sub) -> None:
     p.add_argument("--loss", choices=["hinge", "weighted_hinge", "listmle"], default="hinge",
                    help="ranking loss (default hinge; weighted_hinge weighs each pair by how far apart its "
                         "runtimes are; see tvm_tgraph.losses)")
+    p.add_argument("--lr-schedule", choices=["constant", "cosine"], default="constant",
+                   help="learning rate over --steps (default constant; cosine: 100 warm-up steps, then "
+                        "decay to 0 at the last step)")
     p.add_argument("--cross-attention", choices=["multihead", "softmax", "none"], default="multihead",
                    help="how configurations attend to each other: multi-head (default), the reference code's "
                         "parameter-free softmax, or none (ablation)")
@@ -98,7 +101,7 @@ def _cmd_train(args) -> int:
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, val_fraction=args.val_fraction,
         seed=args.seed[0],
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention},
-        train=TrainConfig(loss=args.loss),
+        train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule),
     )
     card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),
                                 command="tgraph " + shlex.join(args.argv), seeds=args.seed)
