@@ -227,7 +227,8 @@ def load_configured_graphs(db_dir: str | Path, target=None, families=None, exclu
     caller has already loaded them all with it, then :func:`configured_graphs`) and writes
     the arrays to
     ``<database>/.tgraph_cache/<key>.npz`` (no pickles; written atomically), ``key`` being the
-    SHA-256 of the converter's feature schema version with :func:`database_sha256`. Later calls on the same database read that file instead of converting.
+    SHA-256 of the converter's feature schema version with :func:`database_sha256`. Later
+    calls on the same database read that file instead of converting.
 
     Returns
     -------
