@@ -11,14 +11,16 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
 pairwise hinge), ``weighted_hinge`` (multihead, each pair of the hinge weighted by how far
 apart its runtimes are), ``configs128`` (multihead, 128 configurations per training step
 instead of 64), ``no_recompute`` (multihead without the recomputation global feature, see
-``tvm_tgraph.convert.tir.schema``). With XGBoost among the baselines, TGraph and XGBoost averaged
+``tvm_tgraph.convert.tir.schema``), ``cosine`` (the cosine learning-rate schedule with
+warm-up), ``hidden128`` (128 channels instead of 64), ``value_embedding`` (every
+configuration feature's quantised value also embedded, ``TGraphConfig.value_bins``). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost. Writes ``benchmarks/results/ranking_eval.{json,md}``
@@ -88,6 +90,7 @@ VARIANTS = {
     "no_recompute": Variant({"cross_attention": "multihead"}, hidden_globals=(RECOMPUTE_COLUMN,)),
     "cosine": Variant({"cross_attention": "multihead"}, {"lr_schedule": "cosine"}),
     "hidden128": Variant({"cross_attention": "multihead", "hidden": 128}),
+    "value_embedding": Variant({"cross_attention": "multihead", "value_bins": 160}),
 }
 
 

@@ -104,3 +104,25 @@ def test_reset_parameters_reinitialises_every_layer_and_the_normalisation():
     assert torch.equal(after["node_mean"], torch.zeros(7))
     # the reset network still computes (its normalisation is the identity again)
     assert predict_scores(net, random_graph()).shape == (6,)
+
+
+def test_value_embedding_starts_silent_and_tells_apart_values_one_bin_apart():
+    """Zero-initialised, the value embedding leaves the linear network's scores unchanged;
+    once trained (here: set), a feature moved by one bin (1/64) changes the score through its
+    own embedding, and moving it to a bin whose embedding is zero again does not."""
+    graph = random_graph(num_configs=4)
+    graph.config_feat[:] = 0.25                           # bin 16 of every column
+    plain, embedded = make_model(), make_model(value_bins=32)
+    tensors = GraphTensors.from_graph(graph)
+    with torch.no_grad():
+        assert torch.allclose(plain(tensors), embedded(tensors), atol=1e-6)
+        table = embedded.config_values.weight.view(5, 32, 16)
+        table[0, 17] = 1.0                                 # column 0, value 17/64
+        moved = graph.select(np.arange(4))
+        moved.config_feat[:, :, 0] = 17 / 64
+        beyond = graph.select(np.arange(4))
+        beyond.config_feat[:, :, 0] = 5.0                  # clipped into the last bin (zero)
+        linear_only = plain(GraphTensors.from_graph(moved))
+        assert not torch.allclose(embedded(GraphTensors.from_graph(moved)), linear_only, atol=1e-4)
+        assert torch.allclose(embedded(GraphTensors.from_graph(beyond)),
+                              plain(GraphTensors.from_graph(beyond)), atol=1e-6)

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 from torch import Tensor, nn
+from torch.nn import functional as F
 
 from ..graph import ConfiguredGraph
 from .block import TGraphBlock
@@ -37,6 +38,13 @@ class TGraphConfig:
         How configurations attend to each other in every block (default ``"multihead"``;
         see :class:`~.block.TGraphBlock`). Cards written before the choice existed say
         ``True`` (= ``"multihead"``) or ``False`` (= ``"none"``), and still load.
+    value_bins : int
+        0 (default): configuration features enter through a linear layer only. Above 0,
+        each feature is also read as a category: its value quantised to steps of
+        ``1 / VALUE_BIN_STEPS`` (clipped to ``value_bins`` bins, 0 and below in the first)
+        selects a learned embedding per feature column, and the embeddings are added to the
+        linear projection. TIR tile factors (``log2(factor) / 8``) one step apart in the
+        log differ by 8 bins, so a factor of 16 and one of 12 get embeddings of their own.
     """
 
     num_node_kinds: int
@@ -50,6 +58,7 @@ class TGraphConfig:
     dropout: float = 0.1
     graph_conv: str = "sage"
     cross_attention: str = "multihead"
+    value_bins: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.cross_attention, bool):
@@ -64,6 +73,50 @@ class TGraphConfig:
         ``overrides`` set the hyper-parameters (``hidden``, ``cross_attention``, ...)."""
         return cls(schema.num_node_kinds, schema.node_features, schema.config_features,
                    schema.global_features, **overrides)
+
+
+#: Bins per unit of a configuration feature's value in the value embedding (see
+#: :class:`TGraphConfig`'s ``value_bins``).
+VALUE_BIN_STEPS = 64
+
+
+class ConfigValueEmbedding(nn.Module):
+    """One learned embedding per (configuration feature column, quantised value), summed over
+    the columns. Embeddings start at zero (drawing no random numbers, so the rest of the
+    network is initialised as without them), and a value no training candidate had keeps
+    adding nothing.
+
+    Parameters
+    ----------
+    features : int
+        Configuration feature columns ``F_cfg``.
+    bins : int
+        Bins per column; values are quantised to ``round(value * VALUE_BIN_STEPS)`` and
+        clipped to ``[0, bins - 1]``.
+    channels : int
+        Output channels ``H``.
+
+    Shapes
+    ------
+    - config_feat: ``(C, nc, F_cfg)``
+    - output: ``(C, nc, H)``
+    """
+
+    def __init__(self, features: int, bins: int, channels: int) -> None:
+        super().__init__()
+        self.bins = bins
+        self.weight = nn.Parameter(torch.zeros(features * bins, channels))    # (F_cfg * bins, H)
+        self.register_buffer("offsets", torch.arange(features) * bins, persistent=False)
+
+    def reset_parameters(self) -> None:
+        """Zero every embedding: a value never seen in training adds nothing to the linear
+        projection."""
+        nn.init.zeros_(self.weight)
+
+    def forward(self, config_feat: Tensor) -> Tensor:
+        bins = torch.round(config_feat * VALUE_BIN_STEPS).long().clamp_(0, self.bins - 1)
+        flat = (bins + self.offsets).reshape(-1, config_feat.shape[-1])          # (C * nc, F_cfg)
+        return F.embedding_bag(flat, self.weight, mode="sum").reshape(*config_feat.shape[:-1], -1)
 
 
 class GraphTensors(NamedTuple):
@@ -110,7 +163,8 @@ class TGraphNet(nn.Module):
     r"""TGraph: a GNN over a graph shared by ``C`` configurations, scored jointly.
 
     Per node: kind embedding + normalised node features; configurable nodes add the
-    embedding of their configuration features; every node adds the embedding of the
+    embedding of their configuration features (linear, plus an embedding of each
+    quantised value when ``value_bins`` is set); every node adds the embedding of the
     configuration's global features. Then ``num_blocks`` :class:`TGraphBlock` (GraphSAGE,
     channel attention, configuration cross-attention), mean and max pooling over nodes, and
     an MLP head: one score per configuration, higher = faster.
@@ -135,6 +189,8 @@ class TGraphNet(nn.Module):
         self.kind_embedding = nn.Embedding(config.num_node_kinds, config.kind_embedding)
         self.node_proj = nn.Linear(config.node_features + config.kind_embedding, h)
         self.config_proj = nn.Linear(config.config_features, h)
+        self.config_values = (ConfigValueEmbedding(config.config_features, config.value_bins, h)
+                              if config.value_bins else None)
         self.global_proj = nn.Linear(config.global_features, h) if config.global_features else None
         self.blocks = nn.ModuleList(
             TGraphBlock(h, config.graph_conv, config.cross_attention, config.heads, config.dropout)
@@ -152,7 +208,7 @@ class TGraphNet(nn.Module):
     def reset_parameters(self) -> None:
         """Re-initialise every weight and forget the fitted feature normalisation."""
         self.kind_embedding.reset_parameters()
-        for layer in (self.node_proj, self.config_proj, self.global_proj, *self.blocks):
+        for layer in (self.node_proj, self.config_proj, self.config_values, self.global_proj, *self.blocks):
             if layer is not None:
                 layer.reset_parameters()
         for layer in self.head:
@@ -180,7 +236,10 @@ class TGraphNet(nn.Module):
         node_feat = (graph.node_feat - self.node_mean) / self.node_std
         node = self.node_proj(torch.cat([node_feat, self.kind_embedding(graph.node_kind)], dim=-1))
         x = node.unsqueeze(0).repeat(num_configs, 1, 1)                      # (C, N, H)
-        x[:, graph.config_node_ids] = x[:, graph.config_node_ids] + self.config_proj(graph.config_feat)
+        config = self.config_proj(graph.config_feat)                          # (C, nc, H)
+        if self.config_values is not None:
+            config = config + self.config_values(graph.config_feat)
+        x[:, graph.config_node_ids] = x[:, graph.config_node_ids] + config
         if self.global_proj is not None:
             glob = (graph.global_feat - self.global_mean) / self.global_std
             x = x + self.global_proj(glob).unsqueeze(1)
