@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import drop_capture_handlers
 
 from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
@@ -17,8 +19,9 @@ from tvm_tgraph.workflows.tuning import tune
 def test_train_and_eval_commands(collected_db, tmp_path, capsys):
     ckpt = tmp_path / "t.safetensors"
     assert main(["train", "--db", str(collected_db), "--out", str(ckpt), "--holdout", "op:softmax",
-                 "--steps", "8", "--eval-every", "4", "--hidden", "16"]) == 0
+                 "--steps", "8", "--eval-every", "4", "--hidden", "16", "--value-bins", "24"]) == 0
     card = json.loads(ckpt.with_suffix(".json").read_text())
+    assert card["model_config"]["value_bins"] == 24
     assert card["training_data"]["held_out_families"] == "op:softmax"
     assert card["training_data"]["db_sha256"] == database_sha256(collected_db)   # which data, exactly
     assert card["feature_schema"] and card["command"].startswith("tgraph train")
@@ -62,6 +65,13 @@ def test_a_collect_database_with_zero_records_is_an_error(tmp_path, capsys):
     (tmp_path / "tasks.json").write_text("{}")
     assert main(["train", "--db", str(tmp_path), "--out", str(tmp_path / "m.safetensors")]) == 2
     assert "holds 0 task(s)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bins, message", [("-3", "-3 is negative"), ("many", "'many' is not an integer")])
+def test_a_bad_number_of_value_bins_is_refused_before_training(tmp_path, capsys, bins, message):
+    with pytest.raises(SystemExit) as refused:
+        main(["train", "--db", str(tmp_path), "--out", str(tmp_path / "m.safetensors"), "--value-bins", bins])
+    assert refused.value.code == 2 and f"argument --value-bins: {message}" in capsys.readouterr().err
 
 
 def test_mlp_baseline_on_too_few_training_tasks_is_one_line_and_exit_2(collected_db, tmp_path, capsys):

@@ -26,12 +26,17 @@ def fraction(text: str) -> float:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
 def int_list(text: str) -> list[int]:
     """An argparse type: comma-separated non-negative integers, e.g. ``0,1,2``."""
-    try:
-        values = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
-    if any(value < 0 for value in values):
-        raise argparse.ArgumentTypeError(f"{text!r} holds a negative number")
-    return values
+    return [non_negative_int(part) for part in text.split(",")]

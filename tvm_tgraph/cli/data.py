@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .common import TARGET_HELP, fraction, int_list, write_report
+from .common import TARGET_HELP, fraction, int_list, non_negative_int, write_report
 
 
 def add_collect(sub) -> None:
@@ -83,6 +83,10 @@ def add_train(sub) -> None:
                         "parameter-free softmax, or none (ablation)")
     p.add_argument("--graph-conv", choices=["sage", "linear"], default="sage")
     p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--value-bins", type=non_negative_int, default=0,
+                   help="0 (default): configuration features enter the network linearly only; N > 0: each "
+                        "feature's value, quantised to steps of 1/64, also selects a learned embedding (N bins "
+                        "per feature; see tvm_tgraph.nn.TGraphConfig)")
     p.add_argument("--target", help=TARGET_HELP)
     p.add_argument("--seed", type=int_list, default=[0], metavar="SEED[,SEED...]",
                    help="seed of the network (default 0); several, comma-separated, train one network per seed "
@@ -100,7 +104,8 @@ def _cmd_train(args) -> int:
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, val_fraction=args.val_fraction,
         seed=args.seed[0],
-        network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention},
+        network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention,
+                 "value_bins": args.value_bins},
         train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule),
     )
     card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),
