@@ -11,7 +11,7 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe multihead] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe value_embedding] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
@@ -162,8 +162,10 @@ def main() -> None:
                         "family per fold: the families dealt into this many groups")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--steps", type=int, default=3000)
-    parser.add_argument("--recipe", default="multihead", choices=list(VARIANTS),
-                        help="the variant compared against XGBoost and MLP, zero-shot and online")
+    parser.add_argument("--recipe", default="value_embedding", choices=list(VARIANTS),
+                        help="the variant compared against XGBoost and MLP, zero-shot and online (default "
+                             "value_embedding, the shipped recipe; multihead: the same without the value "
+                             "embedding, the shipped recipe until 2026-12-02)")
     parser.add_argument("--ablations", default="softmax,none",
                         help="comma-separated variants scored zero-shot beside the recipe on every fold and seed "
                              "(empty for none)")

@@ -83,10 +83,10 @@ def add_train(sub) -> None:
                         "parameter-free softmax, or none (ablation)")
     p.add_argument("--graph-conv", choices=["sage", "linear"], default="sage")
     p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--value-bins", type=non_negative_int, default=0,
-                   help="0 (default): configuration features enter the network linearly only; N > 0: each "
-                        "feature's value, quantised to steps of 1/64, also selects a learned embedding (N bins "
-                        "per feature; see tvm_tgraph.nn.TGraphConfig)")
+    p.add_argument("--value-bins", type=non_negative_int, default=160,
+                   help="each configuration feature's value, quantised to steps of 1/64, also selects a learned "
+                        "embedding, VALUE_BINS bins per feature (default 160, the shipped recipe; see "
+                        "tvm_tgraph.nn.TGraphConfig); 0: the features enter the network linearly only")
     p.add_argument("--target", help=TARGET_HELP)
     p.add_argument("--seed", type=int_list, default=[0], metavar="SEED[,SEED...]",
                    help="seed of the network (default 0); several, comma-separated, train one network per seed "
