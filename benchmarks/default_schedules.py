@@ -5,7 +5,8 @@ built three ways: with the best record of every task (as the comparison times it
 tasks whose name contains one of ``--default-for`` left on TVM's default schedule (their
 records dropped), and untuned (``tvm.compile``). The three builds are timed in turn,
 ``--rounds`` times (A, B, C, A, B, C, ...), so that a drift of the machine's speed reaches all
-three alike; each time is the Relax VM's median of 7 repeats, as the comparison takes it.
+three alike; each time is the Relax VM's median of repeats, as the comparison takes it
+(``E2E_EVALUATOR``).
 
     python benchmarks/default_schedules.py --model model_mobilenet_v2 --default-for batch_norm \\
         --runs DIR[,DIR...] [--rounds 3] [--out default_schedules]
@@ -29,19 +30,18 @@ from tvm_tgraph.database import open_database  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.model_zoo import extract_tir_tasks  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu_names, make_target  # noqa: E402
-from tvm_tgraph.workflows.end_to_end import compile_default, random_inputs, run_and_time  # noqa: E402
+from tvm_tgraph.workflows.end_to_end import E2E_EVALUATOR, compile_default, random_inputs, run_and_time  # noqa: E402
 from tvm_tgraph.workloads import load_module  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def best_records_without(run_dir: Path, tasks, default_for: list[str]):
+def best_records_without(source, tasks, default_for: list[str]):
     """A MetaSchedule ``MemoryDatabase`` with the best record of each of ``tasks`` (``(name,
-    IRModule, weight)``) in ``run_dir``'s database, except the tasks whose name contains one
+    IRModule, weight)``) in the database ``source``, except the tasks whose name contains one
     of ``default_for``; returns it and the names of the tasks left to TVM's default."""
     from tvm.s_tir import meta_schedule as ms
 
-    source = open_database(run_dir)
     kept = ms.database.MemoryDatabase()
     dropped = []
     for name, mod, _ in tasks:
@@ -75,9 +75,10 @@ def measure(model: str, runs: list[Path], default_for: list[str], rounds: int) -
     untuned = compile_default(mod, target)
     rows = []
     for run_dir in runs:
-        without, dropped = best_records_without(run_dir, tasks, default_for)
+        source = open_database(run_dir)
+        without, dropped = best_records_without(source, tasks, default_for)
         builds = {
-            "every task tuned": ms.relax_integration.compile_relax(open_database(run_dir), mod, target, params=None),
+            "every task tuned": ms.relax_integration.compile_relax(source, mod, target, params=None),
             "matching tasks on the default schedule": ms.relax_integration.compile_relax(
                 without, mod, target, params=None),
             "untuned": untuned,
@@ -96,7 +97,8 @@ def markdown(report: dict, command: str) -> str:
     lines = [f"Command: `{command}`", "",
              f"CPU: `{report['cpu']['llvm']}` ({report['cpu']['name']}); model `{report['model']}`; tasks left "
              f"on TVM's default schedule: those whose name contains {', '.join(report['default_for'])}; "
-             f"median of {report['rounds']} rounds timed in turn (each the median of 7 repeats).", "",
+             f"median of {report['rounds']} rounds timed in turn (each the median of "
+             f"{E2E_EVALUATOR['repeat']} repeats).", "",
              "| run | " + " | ".join(f"{name}, ms" for name in names) + " | tasks on the default |",
              "| --- | " + " | ".join("---" for _ in names) + " | --- |"]
     for row in report["runs"]:
