@@ -30,30 +30,11 @@ from tvm_tgraph.database import open_database  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.model_zoo import extract_tir_tasks  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu_names, make_target  # noqa: E402
-from tvm_tgraph.workflows.end_to_end import E2E_EVALUATOR, compile_default, random_inputs, run_and_time  # noqa: E402
+from tvm_tgraph.workflows.end_to_end import (E2E_EVALUATOR, compile_default, compile_tuned, random_inputs,  # noqa: E402
+                                              run_and_time)
 from tvm_tgraph.workloads import load_module  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def best_records_without(source, tasks, default_for: list[str]):
-    """A MetaSchedule ``MemoryDatabase`` with the best record of each of ``tasks`` (``(name,
-    IRModule, weight)``) in the database ``source``, except the tasks whose name contains one
-    of ``default_for``; returns it and the names of the tasks left to TVM's default."""
-    from tvm.s_tir import meta_schedule as ms
-
-    kept = ms.database.MemoryDatabase()
-    dropped = []
-    for name, mod, _ in tasks:
-        if not source.has_workload(mod):
-            continue
-        if any(part in name for part in default_for):
-            dropped.append(name)
-            continue
-        for record in source.get_top_k(source.commit_workload(mod), 1):
-            kept.commit_tuning_record(ms.database.TuningRecord(
-                record.trace, kept.commit_workload(mod), record.run_secs, record.target, record.args_info))
-    return kept, dropped
 
 
 def time_in_turn(executables: dict, inputs, rounds: int) -> dict[str, list[float]]:
@@ -66,8 +47,6 @@ def time_in_turn(executables: dict, inputs, rounds: int) -> dict[str, list[float
 
 
 def measure(model: str, runs: list[Path], default_for: list[str], rounds: int) -> dict:
-    from tvm.s_tir import meta_schedule as ms
-
     target = make_target(None)
     mod = load_module(model)
     tasks = extract_tir_tasks(mod, target)
@@ -76,11 +55,11 @@ def measure(model: str, runs: list[Path], default_for: list[str], rounds: int) -
     rows = []
     for run_dir in runs:
         source = open_database(run_dir)
-        without, dropped = best_records_without(source, tasks, default_for)
+        dropped = [name for name, task_mod, _ in tasks
+                   if source.has_workload(task_mod) and any(part in name for part in default_for)]
         builds = {
-            "every task tuned": ms.relax_integration.compile_relax(source, mod, target, params=None),
-            "matching tasks on the default schedule": ms.relax_integration.compile_relax(
-                without, mod, target, params=None),
+            "every task tuned": compile_tuned(mod, target, source),
+            "matching tasks on the default schedule": compile_tuned(mod, target, source, dropped, tasks),
             "untuned": untuned,
         }
         times = time_in_turn(builds, inputs, rounds)

@@ -39,6 +39,18 @@ TINY_MLP_SOURCE = (
     "    return to_relax(layer, torch.randn(16, 64))\n"
 )
 
+#: A file defining ``mlp_bn()``: the MLP with a batch norm between its layers, which Relax
+#: leaves as a task of its own with no reduction (three tasks: two matmuls, one element-wise).
+TINY_MLP_BN_SOURCE = (
+    "import torch\n"
+    "from tvm_tgraph.model_zoo import to_relax\n"
+    "def mlp_bn():\n"
+    "    torch.manual_seed(0)\n"
+    "    layer = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.BatchNorm1d(128), torch.nn.ReLU(),\n"
+    "                                torch.nn.Linear(128, 32)).eval()\n"
+    "    return to_relax(layer, torch.randn(16, 64))\n"
+)
+
 #: A small collection plan: 10 random samples and 6 evolutionary ones per task.
 COLLECT_PLAN = CollectPlan(random_trials=10, evolutionary_trials=6, trials_per_iter=8)
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
-from conftest import TINY_MLP_SOURCE, drop_capture_handlers
+from conftest import TINY_MLP_BN_SOURCE, drop_capture_handlers
 
 from tvm_tgraph.cli import main
 from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE, open_database, validate_database
 from tvm_tgraph.errors import RecordError
+from tvm_tgraph.model_zoo import extract_tir_tasks
 from tvm_tgraph.tvm_env import default_target_config, make_target
+from tvm_tgraph.workflows.end_to_end import best_records_except, run_and_time, untuned
+from tvm_tgraph.workflows.schedule_guard import GUARD_FILE, compile_guarded
+from tvm_tgraph.workloads import load_module
 
 
 def test_tune_writes_a_database_and_reports_the_best(tmp_path, capsys):
@@ -73,19 +78,35 @@ def test_missing_database(tmp_path):
         open_database(tmp_path / "nowhere")
 
 
-def test_whole_model_tune_reports_end_to_end_latency(tmp_path, capsys):
+def test_whole_model_tune_reports_end_to_end_latency_and_the_guards_choice(tmp_path, capsys):
     source = tmp_path / "model.py"
-    source.write_text(TINY_MLP_SOURCE)
+    source.write_text(TINY_MLP_BN_SOURCE)
+    work = tmp_path / "run"
     drop_capture_handlers()
     # several tasks: tune_relax clones the pruning search into each task's context
-    code = main(["tune", f"{source}:mlp", "--cost-model", "xgb-warm16", "--strategy", "pruning",
+    code = main(["tune", f"{source}:mlp_bn", "--cost-model", "xgb-warm16", "--strategy", "pruning",
                  "--trials", "12", "--trials-per-iter", "4",
-                 "--work-dir", str(tmp_path / "run"), "--target", '{"kind": "llvm", "num-cores": 2}'])
+                 "--work-dir", str(work), "--target", '{"kind": "llvm", "num-cores": 2}'])
     out = capsys.readouterr().out
     assert code == 0, out
     line = next(line for line in out.splitlines() if line.startswith("end to end"))
-    # the tuned build computes what the default build computes
+    # the build the guard chose computes what the default build computes
     assert float(line.rsplit("at most ", 1)[1]) < 1e-3
+    # the batch norm (no reduction) is the guard's one candidate; it keeps the faster build
+    decision = json.loads((work / GUARD_FILE).read_text())
+    assert decision["candidates"] == ["fused_batch_norm_relu"]
+    assert decision["default_tasks"] == (decision["candidates"] if decision["guarded_s"] < decision["tuned_s"] else [])
+    assert "in-model guard: 1 element-wise tasks" in out
+
+    # compile_guarded builds what the guard chose; compile_tuned leaves named tasks to the default
+    mod, target = load_module(f"{source}:mlp_bn"), make_target({"kind": "llvm", "num-cores": 2})
+    tasks = extract_tir_tasks(mod, target)
+    base = untuned(mod, target)
+    output, _, _ = run_and_time(compile_guarded(mod, target, work), base.inputs)
+    assert np.max(np.abs(output - base.output)) < 1e-3
+    kept = best_records_except(open_database(work), tasks, {"fused_batch_norm_relu"})
+    assert [kept.has_workload(task_mod) for _, task_mod, _ in tasks] == [
+        name != "fused_batch_norm_relu" for name, _, _ in tasks]
 
 
 @pytest.mark.parametrize("body, message", [

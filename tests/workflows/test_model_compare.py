@@ -33,6 +33,8 @@ def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys)
         assert max(run["max_abs_diff"].values()) < 1e-3       # every tuned build computes the same
         assert 0 < run["wall_at_s"]["2"] <= run["wall_at_s"]["4"] <= run["wall_s"]
         assert run["cpu"]["llvm"] and run["untuned_s"] == report["untuned_s"][model]
+        # two matmul tasks, nothing element-wise: the guard times the tuned build, chooses nothing
+        assert all(run["guard"][b]["candidates"] == [] == run["guard"][b]["default_tasks"] for b in ("2", "4"))
     assert "Machine speed: one speed for every run" in (out / "compare_models.md").read_text()
     run_dir = out / "runs" / model.replace("/", "_").replace(":", "_") / "random+round-robin" / "seed0"
     latency, _ = latencies_in_trial_order(run_dir)
@@ -62,11 +64,11 @@ def test_model_compare_rejects_checkpoints_beyond_the_budget(tmp_path, capsys):
     assert "checkpoints must lie within 1..8" in err and err.count("\n") == 1
 
 
-def _run(method, latencies, seed=0, untuned_s=0.02):
+def _run(method, latencies, seed=0, untuned_s=0.02, guard=None):
     checkpoints = {"4": latencies[0], "8": latencies[1]}
     return ModelRun("m", method, seed, tasks=3, trials=24, wall_s=100.0, cost_model_s=10.0, latency_s=checkpoints,
                     wall_at_s={"4": 50.0, "8": 100.0}, cost_model_at_s={"4": 5.0, "8": 10.0},
-                    max_abs_diff={"4": 0.0, "8": 0.0}, cpu={"llvm": "x", "name": "x"}, untuned_s=untuned_s)
+                    max_abs_diff={"4": 0.0, "8": 0.0}, cpu={"llvm": "x", "name": "x"}, untuned_s=untuned_s, guard=guard)
 
 
 def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
@@ -81,6 +83,24 @@ def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
     assert summary["methods"]["xgb"]["trials_per_task_to_reference"]["median"] == np.inf
     assert tg["cost_model_share"] == 0.1 and tg["wall_at_s"] == {"4": 50.0, "8": 100.0}
     assert summary["machine_speed"]["comparable"]
+
+
+def test_model_summary_reports_the_in_model_guard_at_the_final_checkpoint():
+    def decision(kept, tuned_s):
+        choice = {"default_tasks": ["bn"] if kept else [], "candidates": ["bn"], "tuned_s": tuned_s,
+                  "guarded_s": 1.0, "wall_s": 20.0}
+        return {"4": choice, "8": choice}
+
+    results = [_run("xgb", [4.0, 3.0], guard=decision(True, 3.5)), _run("xgb", [4.0, 3.0], seed=1,
+                                                                        guard=decision(False, 0.9)),
+               _run("random", [4.0, 3.0])]
+    summary = summarise_models(results)["m"]["methods"]
+    assert summary["random"]["guard"] is None
+    guard = summary["xgb"]["guard"]
+    assert guard["kept_default"] == 1 and guard["runs"] == 2 and guard["candidates"] == 1
+    assert guard["every_task_tuned_s"] == {"median": 2.2, "min": 0.9, "max": 3.5}
+    markdown = format_models_markdown(summarise_models(results))
+    assert "| xgb | 1 | 1 of 2 runs | 2200.000 [900.000-3500.000] | 20 |" in markdown
 
 
 def test_runs_timed_on_machines_of_different_speed_are_flagged():

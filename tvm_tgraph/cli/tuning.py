@@ -72,12 +72,20 @@ def _cmd_tune(args) -> int:
         print(f"ranked by the TGraph network: {scored['network']} candidates; by the XGBoost fallback: "
               f"{scored['fallback']} candidates")
     if is_relax_module(mod):
-        from ..workflows.end_to_end import measure_end_to_end
         from ..tvm_env import make_target
+        from ..workflows.end_to_end import untuned
+        from ..workflows.schedule_guard import GUARD_FILE, guard
 
-        e2e = measure_end_to_end(mod, make_target(args.target), args.work_dir)
-        print(f"end to end (Relax VM): tuned {e2e.tuned_s * 1e3:.4f} ms, untuned default build "
-              f"{e2e.default_s * 1e3:.4f} ms: {e2e.speedup:.2f}x faster; outputs differ by at most {e2e.max_abs_diff:.2e}")
+        target = make_target(args.target)
+        base = untuned(mod, target)
+        latency, diff, decision = guard(mod, target, args.work_dir, base)
+        if decision.candidates:
+            print(f"in-model guard: {len(decision.candidates)} element-wise tasks, model {decision.tuned_s * 1e3:.4f} ms "
+                  f"with their tuned schedules, {decision.guarded_s * 1e3:.4f} ms with TVM's default: "
+                  f"{'default' if decision.default_tasks else 'tuned'} kept ({Path(args.work_dir) / GUARD_FILE})")
+        print(f"end to end (Relax VM): tuned {latency * 1e3:.4f} ms, untuned default build "
+              f"{base.latency_s * 1e3:.4f} ms: {base.latency_s / latency:.2f}x faster; outputs differ by at most "
+              f"{diff:.2e}")
     return 0
 
 

@@ -9,30 +9,43 @@ from pathlib import Path
 import numpy as np
 
 from ..database import open_database
+from ..model_zoo import extract_tir_tasks
 
 #: Timing of a whole model: enough calls per repeat for ~50 ms, median of the repeats.
 E2E_EVALUATOR = {"number": 1, "repeat": 7, "min_repeat_ms": 50}
 
 
-@dataclass
-class EndToEnd:
-    """End-to-end latency (seconds, median over repeats) of the tuned and default builds."""
-
-    tuned_s: float
-    default_s: float
-    max_abs_diff: float  # between the two builds' outputs on the same random input
-
-    @property
-    def speedup(self) -> float:
-        return self.default_s / self.tuned_s
-
-
-def compile_tuned(mod, target, work_dir: str | Path):
-    """Build ``mod`` (an imported Relax model) with the best schedules of ``work_dir``'s
-    database; tasks without a record get TVM's default (DLight) schedules."""
+def best_records_except(source, tasks, default_for) -> object:
+    """A MetaSchedule ``MemoryDatabase`` with the best record of each of ``tasks`` (``(name,
+    IRModule, weight)``) in the database ``source``, except the tasks named in ``default_for``."""
     from tvm.s_tir import meta_schedule as ms
 
-    return ms.relax_integration.compile_relax(open_database(work_dir), mod, target, params=None)
+    kept = ms.database.MemoryDatabase()
+    for name, mod, _ in tasks:
+        if name in default_for or not source.has_workload(mod):
+            continue
+        for record in source.get_top_k(source.commit_workload(mod), 1):
+            kept.commit_tuning_record(ms.database.TuningRecord(
+                record.trace, kept.commit_workload(mod), record.run_secs, record.target, record.args_info))
+    return kept
+
+
+def compile_tuned(mod, target, database, default_for=(), tasks=None):
+    """Build ``mod`` (an imported Relax model) with the best schedules of ``database`` (a
+    MetaSchedule database, or the directory of a ``JSONDatabase``); tasks without a record,
+    and the tasks named in ``default_for``, get TVM's default schedules.
+
+    ``tasks``: ``mod``'s tasks as :func:`~tvm_tgraph.model_zoo.extract_tir_tasks` gives them,
+    needed with ``default_for`` only (extracted here if None).
+    """
+    from tvm.s_tir import meta_schedule as ms
+
+    if isinstance(database, (str, Path)):
+        database = open_database(database)
+    if default_for:
+        tasks = extract_tir_tasks(mod, target) if tasks is None else tasks
+        database = best_records_except(database, tasks, set(default_for))
+    return ms.relax_integration.compile_relax(database, mod, target, params=None)
 
 
 def compile_default(mod, target):
@@ -84,24 +97,3 @@ def untuned(mod, target) -> UntunedModel:
     inputs = random_inputs(mod)
     output, latency, _ = run_and_time(compile_default(mod, target), inputs)
     return UntunedModel(inputs, output, latency)
-
-
-def time_tuned(mod, target, work_dir: str | Path, base: UntunedModel) -> tuple[float, float]:
-    """Build ``mod`` with ``work_dir``'s schedules, run it on ``base``'s input and time it.
-
-    Returns
-    -------
-    (float, float)
-        Latency (s, median of repeats) and the largest absolute difference between its
-        output and ``base``'s.
-    """
-    output, latency, _ = run_and_time(compile_tuned(mod, target, work_dir), base.inputs)
-    return latency, float(np.max(np.abs(output - base.output)))
-
-
-def measure_end_to_end(mod, target, work_dir: str | Path) -> EndToEnd:
-    """Build ``mod`` tuned (from ``work_dir``) and untuned, check both compute the same
-    thing on one random input, and time both."""
-    base = untuned(mod, target)
-    tuned_s, diff = time_tuned(mod, target, work_dir, base)
-    return EndToEnd(tuned_s, base.latency_s, diff)

@@ -5,10 +5,14 @@ A run tunes the model once with MetaSchedule's task scheduler (``tune_relax``, b
 trials per task x tasks) and records when each trial's result arrived. Then, for each
 checkpoint ``b`` (trials per task), the database as it stood after ``b x tasks`` trials is
 written beside the run (``at<b>/``), the model is compiled with it (tasks without a record
-keep TVM's default schedule, as users would get them) and timed with the Relax VM. The
+keep TVM's default schedule, as users would get them), the in-model guard chooses between
+the element-wise tasks' tuned schedules and TVM's default
+(:mod:`~tvm_tgraph.workflows.schedule_guard`, as ``tgraph tune`` does) and the chosen build is
+timed with the Relax VM. The
 curves are end-to-end latency against measured trials and against the tuning wall time
 spent to reach each checkpoint (compiling and timing at checkpoints is not counted: a user
-tuning once would not pay it).
+tuning once would not pay it; the guard's time, which such a user pays once, is reported
+apart).
 
 Each run lives in ``OUT/runs/<model>/<method>/seed<k>/``: ``tuning.json`` when its tuning
 finished (an interrupted tuning is set aside and rerun), ``result.json`` when its
@@ -31,8 +35,9 @@ from ..tvm_env import host_cpu_names
 from ..workloads import load_module
 from .compare import (XGB_METHODS, finished_run, method_parts, run_directory, run_each, seen_in_training,
                       set_aside_interrupted)
-from .end_to_end import UntunedModel, time_tuned, untuned
+from .end_to_end import UntunedModel, untuned
 from .machine_speed import machine_speeds, speed_line, spread
+from .schedule_guard import guard
 from .tuning import tune
 
 #: The full-size pruning search is left out: on model_resnet (3 seeds) it took 2.3x the wall
@@ -55,7 +60,9 @@ class ModelRun:
     untuned build's latency timed in the same call as this run's checkpoints, the speed of the
     machine then (machines with the same CPU name differ by 10% and more: see
     :mod:`~tvm_tgraph.workflows.machine_speed`);
-    None for runs recorded before it was.
+    None for runs recorded before it was. ``guard[str(b)]``: the in-model guard's decision for
+    that build (:class:`~tvm_tgraph.workflows.schedule_guard.GuardDecision` as a dict); None
+    for runs timed before the guard existed.
     """
 
     model: str
@@ -72,6 +79,7 @@ class ModelRun:
     cpu: dict
     cost_model_split: dict | None = None   # {"predict": s, "update": s}
     untuned_s: float | None = None
+    guard: dict | None = None
 
 
 class LoadedModel:
@@ -132,16 +140,17 @@ def run_model(model: LoadedModel, method: str, seed: int, trials_per_task: int, 
         return stored
     tuning = _tune_once(model, method, seed, trials_per_task * model.tasks, run_dir, trials_per_iter, builder, runner,
                         checkpoint)
-    latency, wall_at, cost_at, diff = {}, {}, {}, {}
+    latency, wall_at, cost_at, diff, decisions = {}, {}, {}, {}, {}
     for budget in checkpoints:
         kept = write_database_prefix(run_dir, run_dir / f"at{budget}", budget * model.tasks)
-        latency[str(budget)], diff[str(budget)] = time_tuned(model.mod, model.target, run_dir / f"at{budget}",
-                                                             model.untuned)
+        latency[str(budget)], diff[str(budget)], decision = guard(model.mod, model.target, run_dir / f"at{budget}",
+                                                                  model.untuned, model.task_list)
+        decisions[str(budget)] = asdict(decision)
         wall_at[str(budget)] = tuning["trial_wall_s"][kept - 1] if kept else 0.0
         cost_at[str(budget)] = tuning["trial_cost_model_s"][kept - 1] if kept else 0.0
     result = ModelRun(model.name, method, seed, model.tasks, tuning["trials"], tuning["wall_s"], tuning["cost_model_s"],
                       latency, wall_at, cost_at, diff, tuning["cpu"], tuning.get("cost_model_split"),
-                      model.untuned.latency_s)
+                      model.untuned.latency_s, decisions)
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
     return result
 
@@ -175,6 +184,19 @@ def compare_models(models: list[str], methods: list[str], seeds: list[int], tria
     return results, untuned_s, seen_in_training({name: model.task_list for name, model in loaded.items()}, checkpoint)
 
 
+def _guard_summary(runs: list[ModelRun], final: str) -> dict | None:
+    """The in-model guard at the final checkpoint over ``runs``: in how many it kept the
+    element-wise tasks on TVM's default, the model's latency with every task tuned (s, median
+    [min-max]) and the guard's time (s, median); None if no run was timed with the guard."""
+    decisions = [r.guard[final] for r in runs if r.guard]
+    if not decisions:
+        return None
+    return {"runs": len(decisions), "kept_default": sum(bool(d["default_tasks"]) for d in decisions),
+            "candidates": max(len(d["candidates"]) for d in decisions),
+            "every_task_tuned_s": spread([d["tuned_s"] for d in decisions]),
+            "wall_s": float(np.median([d["wall_s"] for d in decisions]))}
+
+
 def summarise_models(results: list[ModelRun]) -> dict:
     """Per model and method, over seeds: end-to-end latency at each checkpoint (median,
     min, max), the ratio of the median to the stronger XGBoost's (the lower median of
@@ -203,6 +225,7 @@ def summarise_models(results: list[ModelRun]) -> dict:
                 "wall_s": float(np.median([r.wall_s for r in rs])),
                 "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
                 "max_abs_diff": float(max(max(r.max_abs_diff.values()) for r in rs)),
+                "guard": _guard_summary(rs, final),
             }
         xgb = [m for m in XGB_METHODS if m in methods]
         reference = min((methods[m]["latency_s"][final]["median"] for m in xgb), default=float("nan"))
@@ -256,6 +279,19 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
                          + f" | {'-' if ratio is None else f'{ratio:.3f}x'} | "
                          f"{f'{reach:.0f}' if np.isfinite(reach) else 'not reached'} | {m['wall_s']:.0f} | "
                          f"{m['cost_model_share'] * 100:.1f}% | {m['max_abs_diff']:.1e} |")
+        guarded = {method: m["guard"] for method, m in entry["methods"].items() if m.get("guard")}
+        if guarded:
+            lines += ["", f"In-model guard at @{final} (the table above times the build it chose): element-wise tasks "
+                      "left on TVM's default schedule in how many runs, the model with every task tuned instead (ms, "
+                      "median [min-max], the guard's own timing), and the guard's time (s, median; paid once, after "
+                      "tuning, not counted in the wall time above):", "",
+                      "| method | element-wise tasks | default kept in | every task tuned, ms | guard s |",
+                      "| --- | --- | --- | --- | --- |"]
+            for method, g in guarded.items():
+                tuned = g["every_task_tuned_s"]
+                lines.append(f"| {method} | {g['candidates']} | {g['kept_default']} of {g['runs']} runs | "
+                             f"{tuned['median'] * 1e3:.3f} [{tuned['min'] * 1e3:.3f}-{tuned['max'] * 1e3:.3f}] | "
+                             f"{g['wall_s']:.0f} |")
         lines += ["", "Tuning wall time (s, median over seeds) to reach each checkpoint:", "",
                   "| method | " + " | ".join(f"@{b}" for b in checkpoints) + " |",
                   "| --- |" + " --- |" * len(checkpoints)]
