@@ -15,7 +15,7 @@ from ..model_zoo import extract_tir_tasks
 E2E_EVALUATOR = {"number": 1, "repeat": 7, "min_repeat_ms": 50}
 
 
-def best_records_except(source, tasks, default_for) -> object:
+def best_records_except(source, tasks, default_for):
     """A MetaSchedule ``MemoryDatabase`` with the best record of each of ``tasks`` (``(name,
     IRModule, weight)``) in the database ``source``, except the tasks named in ``default_for``."""
     from tvm.s_tir import meta_schedule as ms

@@ -98,18 +98,20 @@ def decide(mod, target, work_dir: str | Path, inputs: list[np.ndarray], tasks=No
 def guard(mod, target, work_dir: str | Path, base: UntunedModel, tasks=None) -> tuple[float, float, GuardDecision]:
     """Decide for ``work_dir``'s database (:func:`decide`, on ``base``'s input), store the
     decision beside it in :data:`GUARD_FILE` (replaced atomically) for :func:`compile_guarded`,
-    and time the chosen build once more: the guard picks the lower of two noisy medians, so
-    its own figure would favour the guarded build.
+    and time the chosen build again, :data:`GUARD_ROUNDS` times: the guard picks the lower of
+    two noisy medians, so its own figure would favour the guarded build.
 
     Returns
     -------
     (float, float, GuardDecision)
-        Latency of the chosen build (s, median of repeats), the largest absolute difference
-        between its output and ``base``'s, and the decision.
+        Latency of the chosen build (s, median over the rounds of each round's median of
+        repeats), the largest absolute difference between its output and ``base``'s, and the
+        decision.
     """
     executable, decision = decide(mod, target, work_dir, base.inputs, tasks)
     atomic_write_bytes(Path(work_dir) / GUARD_FILE, json.dumps(asdict(decision), indent=1).encode())
-    output, latency, _ = run_and_time(executable, base.inputs)
+    output, first, _ = run_and_time(executable, base.inputs)
+    latency = float(np.median([first] + [run_and_time(executable, base.inputs)[1] for _ in range(GUARD_ROUNDS - 1)]))
     return latency, float(np.max(np.abs(output - base.output))), decision
 
 
