@@ -31,19 +31,10 @@ from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.model_zoo import extract_tir_tasks  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu_names, make_target  # noqa: E402
 from tvm_tgraph.workflows.end_to_end import (E2E_EVALUATOR, compile_default, compile_tuned, random_inputs,  # noqa: E402
-                                              run_and_time)
+                                              time_in_turn)
 from tvm_tgraph.workloads import load_module  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def time_in_turn(executables: dict, inputs, rounds: int) -> dict[str, list[float]]:
-    """Each executable's median latency (s) in each of ``rounds`` rounds, timed in turn."""
-    times: dict[str, list[float]] = {name: [] for name in executables}
-    for _ in range(rounds):
-        for name, executable in executables.items():
-            times[name].append(run_and_time(executable, inputs)[1])
-    return times
 
 
 def measure(model: str, runs: list[Path], default_for: list[str], rounds: int) -> dict:

@@ -83,6 +83,17 @@ def run_and_time(executable, inputs: list[np.ndarray]) -> tuple[np.ndarray, floa
     return output.numpy(), float(np.median(repeats)), repeats
 
 
+def time_in_turn(executables: dict, inputs: list[np.ndarray], rounds: int) -> dict[str, list[float]]:
+    """Each executable's latency (s, :func:`run_and_time`'s median of repeats) in each of
+    ``rounds`` rounds, the executables timed in turn (A, B, A, B, ...) so that a drift of the
+    machine's speed reaches all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in executables}
+    for _ in range(rounds):
+        for name, executable in executables.items():
+            times[name].append(run_and_time(executable, inputs)[1])
+    return times
+
+
 @dataclass
 class UntunedModel:
     """A model as TVM builds it without tuning: one random input, its output, the latency (s)."""

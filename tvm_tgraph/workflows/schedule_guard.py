@@ -31,7 +31,7 @@ from ..database import open_database
 from ..errors import UnsupportedProgramError
 from ..files import atomic_write_bytes
 from ..model_zoo import extract_tir_tasks
-from .end_to_end import UntunedModel, compile_tuned, run_and_time
+from .end_to_end import UntunedModel, compile_tuned, run_and_time, time_in_turn
 
 #: The guard's decision, beside the database it was made for.
 GUARD_FILE = "in_model_guard.json"
@@ -79,15 +79,12 @@ def decide(mod, target, work_dir: str | Path, inputs: list[np.ndarray], tasks=No
     tasks = extract_tir_tasks(mod, target) if tasks is None else tasks
     database = open_database(work_dir)
     candidates = [name for name, task_mod, _ in tasks if database.has_workload(task_mod) and is_spatial_only(task_mod)]
-    tuned = compile_tuned(mod, target, work_dir)
+    tuned = compile_tuned(mod, target, database)
     if not candidates:
         latency = run_and_time(tuned, inputs)[1]
         return tuned, GuardDecision([], [], latency, None, time.perf_counter() - start)
-    guarded = compile_tuned(mod, target, work_dir, default_for=candidates, tasks=tasks)
-    times: dict[str, list[float]] = {"tuned": [], "guarded": []}
-    for _ in range(rounds):
-        times["tuned"].append(run_and_time(tuned, inputs)[1])
-        times["guarded"].append(run_and_time(guarded, inputs)[1])
+    guarded = compile_tuned(mod, target, database, default_for=candidates, tasks=tasks)
+    times = time_in_turn({"tuned": tuned, "guarded": guarded}, inputs, rounds)
     tuned_s, guarded_s = float(np.median(times["tuned"])), float(np.median(times["guarded"]))
     keep_default = guarded_s < tuned_s
     decision = GuardDecision(candidates if keep_default else [], candidates, tuned_s, guarded_s,
