@@ -152,10 +152,10 @@ def records_per_workload(work_dir: Path) -> dict[str, int]:
     return counts
 
 
-def distinct_candidates(task: CollectTask, target, samples: int = SPACE_PROBE_DRAWS) -> int:
+def distinct_candidates(task_mod, target, samples: int = SPACE_PROBE_DRAWS) -> int:
     """How many distinct schedules ``samples`` random draws of the design space give
     (a design space with no choices yields 1; it is not worth many measurements)."""
-    _, candidates = random_candidates(task.mod, target, samples)
+    _, candidates = random_candidates(task_mod, target, samples)
     return len({str(c.sch.trace) for c in candidates})
 
 
@@ -206,7 +206,7 @@ def collect(out_dir: str | Path, tasks: list[CollectTask], plan: CollectPlan, ta
     def budget(task: CollectTask, phase: int) -> int:
         entry = index[task.name]
         if "distinct_in_64" not in entry:   # probed when the task's turn comes
-            entry["distinct_in_64"] = distinct_candidates(task, target)
+            entry["distinct_in_64"] = distinct_candidates(task.mod, target)
             write_json_atomic(index_path, index)
         if entry["distinct_in_64"] < SMALL_SPACE_DISTINCT:
             return entry["distinct_in_64"]
