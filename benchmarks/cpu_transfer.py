@@ -87,6 +87,13 @@ def format_markdown(report: dict) -> str:
         lines += ["", f"Mean over {len(report['tasks'])} tasks: Kendall tau {mean['kendall_tau']:.3f} "
                       f"(min {min(taus):.3f}, max {max(taus):.3f}), top-1 {mean['top1']:.3f}, top-5 {mean['top5']:.3f}, "
                       f"OPA {mean['opa']:.3f}."]
+    stored_cpus = sorted({t["stored_cpu"] for t in report["tasks"]})
+    if len(stored_cpus) > 1:
+        lines.append("")
+        for cpu in stored_cpus:
+            taus = [t["metrics"]["kendall_tau"] for t in report["tasks"] if t["stored_cpu"] == cpu]
+            lines.append(f"- stored on {cpu}: {len(taus)} tasks, mean Kendall tau {np.mean(taus):.3f} "
+                         f"(min {min(taus):.3f}, max {max(taus):.3f})")
     return "\n".join(lines) + "\n"
 
 
