@@ -20,7 +20,9 @@ apart its runtimes are), ``configs128`` (multihead, 128 configurations per train
 instead of 64), ``no_recompute`` (multihead without the recomputation global feature, see
 ``tvm_tgraph.convert.tir.schema``), ``cosine`` (the cosine learning-rate schedule with
 warm-up), ``hidden128`` (128 channels instead of 64), ``value_embedding`` (every
-configuration feature's quantised value also embedded, ``TGraphConfig.value_bins``). With XGBoost among the baselines, TGraph and XGBoost averaged
+configuration feature's quantised value also embedded, ``TGraphConfig.value_bins``),
+``value_embedding_none`` (the same without the configuration cross-attention: the shipped
+recipe's ablation of it). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost. Writes ``benchmarks/results/ranking_eval.{json,md}``
@@ -91,6 +93,7 @@ VARIANTS = {
     "cosine": Variant({"cross_attention": "multihead"}, {"lr_schedule": "cosine"}),
     "hidden128": Variant({"cross_attention": "multihead", "hidden": 128}),
     "value_embedding": Variant({"cross_attention": "multihead", "value_bins": 160}),
+    "value_embedding_none": Variant({"cross_attention": "none", "value_bins": 160}),
 }
 
 
