@@ -34,35 +34,24 @@ def test_permuting_configurations_permutes_scores(cross_attention):
         assert torch.allclose(model(tensors)[perm], model(tensors.select(perm)), atol=1e-5)
 
 
-def test_cross_attention_lets_other_configurations_change_a_score():
+@pytest.mark.parametrize("value_bins", [0, 32])
+def test_cross_attention_lets_other_configurations_change_a_score(value_bins):
+    """With or without a trained (here: random) value embedding (the shipped recipe and its
+    ``value_embedding_none`` ablation), a configuration's score depends on the others scored
+    with it through the cross-attention only."""
     base = random_graph(num_configs=6, seed=1)
     other = random_graph(num_configs=6, seed=2)
     mixed = base.select(np.arange(6))
     mixed.config_feat[1:] = other.config_feat[1:]   # config 0 stays, its companions change
     mixed.global_feat[1:] = other.global_feat[1:]
     for cross_attention, should_change in (("multihead", True), ("softmax", True), ("none", False)):
-        model = make_model(cross_attention=cross_attention)
+        model = make_model(cross_attention=cross_attention, value_bins=value_bins)
         with torch.no_grad():
+            if value_bins:
+                model.config_values.weight.normal_(generator=torch.Generator().manual_seed(0))
             first = model(GraphTensors.from_graph(base))[0]
             again = model(GraphTensors.from_graph(mixed))[0]
         assert bool(not torch.isclose(first, again, atol=1e-6)) is should_change
-
-
-@pytest.mark.parametrize("cross_attention, should_change", [("multihead", True), ("none", False)])
-def test_with_the_value_embedding_only_cross_attention_lets_companions_change_a_score(cross_attention,
-                                                                                       should_change):
-    """The shipped recipe and its ablation (``value_embedding_none`` in the ranking benchmark):
-    with a trained (here: random) value embedding, a configuration's score depends on the other
-    configurations scored with it through the cross-attention only."""
-    base = random_graph(num_configs=6, seed=1)
-    mixed = base.select(np.arange(6))
-    mixed.config_feat[1:] = random_graph(num_configs=6, seed=2).config_feat[1:]
-    model = make_model(cross_attention=cross_attention, value_bins=32)
-    with torch.no_grad():
-        model.config_values.weight.normal_(generator=torch.Generator().manual_seed(0))
-        first = model(GraphTensors.from_graph(base))[0]
-        again = model(GraphTensors.from_graph(mixed))[0]
-    assert bool(not torch.isclose(first, again, atol=1e-6)) is should_change
 
 
 def test_chunked_prediction_matches_one_pass_without_cross_attention():
