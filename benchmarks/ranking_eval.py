@@ -28,7 +28,9 @@ more zero-shot model; with several seeds, the recipe's seed ensemble (the mean o
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost. Writes ``benchmarks/results/ranking_eval.{json,md}``
 and ``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of
 two CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
-file names.
+file names. The report is rewritten after every fold; ``--resume`` keeps the finished folds of
+an earlier run with the same arguments on the same database content and runs the others (the
+CPU each fold ran on is recorded, ``fold_cpus``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA, RECOMPUTE_COLUMN  # noqa: E402
 from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
-from tvm_tgraph.measured_tasks import load_configured_graphs, load_measured_tasks  # noqa: E402
+from tvm_tgraph.measured_tasks import database_sha256, load_configured_graphs, load_measured_tasks  # noqa: E402
 from tvm_tgraph.metrics import mean_metrics, ranking_metrics, standardise  # noqa: E402
 from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
 from tvm_tgraph.training import TrainConfig  # noqa: E402
@@ -179,6 +181,9 @@ def main() -> None:
                         help="TVM's cost models trained on the same tasks: xgb (once per fold: its training is "
                              "deterministic) and mlp (per seed)")
     parser.add_argument("--out", default="ranking_eval", help="result file names under benchmarks/results/")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the finished folds of the report --out names, if it was written by the same "
+                             "arguments on the same database content, and run the others")
     args = parser.parse_args()
     ablations = [v for v in args.ablations.split(",") if v]
     unknown = set(ablations) - set(VARIANTS)
@@ -191,16 +196,20 @@ def main() -> None:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
 
     start = time.time()
+    command = "python benchmarks/ranking_eval.py " + " ".join(a for a in sys.argv[1:] if a != "--resume")
+    db_sha256 = database_sha256(args.db)
+    earlier = _earlier_report(parser, args.out, command, db_sha256) if args.resume else {"folds": {}, "seconds": 0.0}
+    start -= earlier["seconds"]
     target = make_target()
     tasks = load_measured_tasks(args.db, target)
     graphs, families = load_configured_graphs(args.db, target, tasks=tasks)
     folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
                          args.family_groups)
     seeds = [int(s) for s in args.seeds.split(",")]
-    report = {"command": "python benchmarks/ranking_eval.py " + " ".join(sys.argv[1:]), "db": args.db,
+    report = {"command": command, "db": args.db, "db_sha256": db_sha256,
               "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
               "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": ablations,
-              "folds": {}}
+              "folds": {}, "fold_cpus": {}}
     lines = ["# Ranking on held-out families", "", f"Command: `{report['command']}`", "",
              f"Evaluated on {report['cpu']['llvm']}; candidates measured on {', '.join(report['measured_cpus'])}; "
              f"{sum(g.num_configs for g in graphs.values())} distinct candidates of {len(graphs)} tasks in "
@@ -212,37 +221,21 @@ def main() -> None:
     for fold, fold_families in folds.items():
         held_out = [t for t in tasks if families.get(t.name) in fold_families]
         training = [t for t in tasks if t.name in families and families[t.name] not in fold_families]
-        runs = []
-        xgb = train_baselines(tuple(b for b in baselines if b == "xgb"), training)
-        for seed in seeds:
-            checkpoint, history = train_fold(graphs, families, fold_families, args.recipe, args.steps, seed)
-            trained = {**xgb, **train_baselines(tuple(b for b in baselines if b != "xgb"), training, seed)}
-            result = evaluate(held_out, training, str(checkpoint), trained, online_ks, seed=seed, progress=False)
-            result["history"] = history
-            if "xgb" in trained:
-                add_xgb_blend(result, held_out)
-            eval_graphs = {t.name: graphs[t.name] for t in held_out}
-            result["ablations"] = {}
-            for variant in ablations:
-                path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
-                scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
-                                         chunk_size=512)
-                result["ablations"][variant] = {**scored, "history": variant_history}
-            runs.append(result)
-            print(f"[{(time.time() - start) / 60:.0f} min] {fold} seed {seed}: tau "
-                  + ", ".join(f"{m} {r['mean']['kendall_tau']:.3f}" for m, r in result["results"]["zero_shot"].items())
-                  + "".join(f", {v} {r['mean']['kendall_tau']:.3f}" for v, r in result["ablations"].items()),
-                  flush=True)
-            if seed == seeds[0]:
-                plot_scatter(result, RESULTS / f"{args.out}_{len(report['folds'])}.png")
-        ensembles = seed_ensembles(runs, held_out) if len(runs) > 1 else {}
-        # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
-        report["folds"][fold] = [{k: v for k, v in run.items() if k not in ("scores", "latency")} for run in runs]
+        if fold in earlier["folds"]:
+            runs = earlier["folds"][fold]
+            ensembles = earlier.get("seed_ensemble", {}).get(fold, {})
+            report["fold_cpus"][fold] = earlier.get("fold_cpus", {}).get(fold, earlier["cpu"]["llvm"])
+            print(f"{fold}: kept from the earlier run", flush=True)
+        else:
+            runs, ensembles = _run_fold(args, fold, graphs, families, fold_families, held_out, training, baselines,
+                                        seeds, ablations, online_ks, start, RESULTS / f"{args.out}_{len(report['folds'])}.png")
+            report["fold_cpus"][fold] = host_cpu()
+        report["folds"][fold] = runs
         if ensembles:
             report.setdefault("seed_ensemble", {})[fold] = ensembles
         for name, ensemble in ensembles.items():
             overall.setdefault(("zero_shot", name), {}).setdefault("all", []).append(ensemble["mean"]["kendall_tau"])
-        lines += _fold_lines(fold, runs, settings, ablations, len(training), ensembles)
+        lines += _fold_lines(fold, report["fold_cpus"][fold], runs, settings, ablations, len(training), ensembles)
         for seed, run in zip(seeds, runs):
             for setting in settings:
                 for model, result in run["results"][setting].items():
@@ -255,10 +248,59 @@ def main() -> None:
     print("\n".join(lines + _overall_lines(overall, start)))
 
 
-def _fold_lines(fold: str, runs: list[dict], settings, ablations: list[str], num_training: int,
+def _earlier_report(parser: argparse.ArgumentParser, out: str, command: str, db_sha256: str) -> dict:
+    """The report ``--resume`` continues: ``benchmarks/results/<out>.json`` if it was written by
+    ``command`` on a database of content ``db_sha256``; none yet is an empty one. Exits with
+    status 2 and one line naming the mismatch otherwise."""
+    path = RESULTS / f"{out}.json"
+    if not path.is_file():
+        return {"folds": {}, "seconds": 0.0}
+    earlier = json.loads(path.read_text())
+    for key, wanted in (("command", command), ("db_sha256", db_sha256)):
+        if earlier.get(key) != wanted:
+            parser.exit(2, f"ranking_eval: --resume: {path} has {key} {earlier.get(key)!r}, not {wanted!r}; "
+                           "choose another --out or drop --resume\n")
+    return earlier
+
+
+def _run_fold(args, fold: str, graphs: dict, families: dict, fold_families: set[str], held_out: list, training: list,
+              baselines: tuple[str, ...], seeds: list[int], ablations: list[str], online_ks: tuple[int, ...],
+              start: float, scatter_png: Path) -> tuple[list[dict], dict[str, dict]]:
+    """Train and score one fold on every seed: (the runs as the report keeps them, the seed
+    ensembles' metrics)."""
+    runs = []
+    xgb = train_baselines(tuple(b for b in baselines if b == "xgb"), training)
+    for seed in seeds:
+        checkpoint, history = train_fold(graphs, families, fold_families, args.recipe, args.steps, seed)
+        trained = {**xgb, **train_baselines(tuple(b for b in baselines if b != "xgb"), training, seed)}
+        result = evaluate(held_out, training, str(checkpoint), trained, online_ks, seed=seed, progress=False)
+        result["history"] = history
+        if "xgb" in trained:
+            add_xgb_blend(result, held_out)
+        eval_graphs = {t.name: graphs[t.name] for t in held_out}
+        result["ablations"] = {}
+        for variant in ablations:
+            path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
+            scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
+                                     chunk_size=512)
+            result["ablations"][variant] = {**scored, "history": variant_history}
+        runs.append(result)
+        print(f"[{(time.time() - start) / 60:.0f} min] {fold} seed {seed}: tau "
+              + ", ".join(f"{m} {r['mean']['kendall_tau']:.3f}" for m, r in result["results"]["zero_shot"].items())
+              + "".join(f", {v} {r['mean']['kendall_tau']:.3f}" for v, r in result["ablations"].items()),
+              flush=True)
+        if seed == seeds[0]:
+            plot_scatter(result, scatter_png)
+    ensembles = seed_ensembles(runs, held_out) if len(runs) > 1 else {}
+    # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
+    return [{k: v for k, v in run.items() if k not in ("scores", "latency")} for run in runs], ensembles
+
+
+def _fold_lines(fold: str, cpu: str, runs: list[dict], settings, ablations: list[str], num_training: int,
                 ensembles: dict[str, dict]) -> list[str]:
-    """The markdown section of one fold: metrics per setting and model, ablations, per-task tau."""
-    lines = [f"## held out: {fold} ({len(runs[0]['settings']['eval_tasks'])} tasks; trained on {num_training} tasks)",
+    """The markdown section of one fold (run on ``cpu``): metrics per setting and model, ablations, per-task tau."""
+    lines = [f"## held out: {fold} ({len(runs[0]['settings']['eval_tasks'])} tasks; trained on {num_training} tasks; "
+             f"run on {cpu})",
              "", "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
     for setting in settings:
         for model in runs[0]["results"][setting]:

@@ -1,0 +1,55 @@
+"""``benchmarks/ranking_eval.py`` on a really measured database: a stopped run resumes."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ranking_eval.py"
+ARGS = ["--folds", "op:matmul,op:softmax", "--seeds", "0", "--steps", "3", "--ablations", "",
+        "--online-ks", "", "--baselines", "", "--out", "resumed"]
+
+
+@pytest.fixture
+def ranking_eval(tmp_path, monkeypatch):
+    """The benchmark as a module writing its results under ``tmp_path``."""
+    spec = importlib.util.spec_from_file_location("ranking_eval", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "ranking_eval", module)  # its dataclasses look it up there
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "RESULTS", tmp_path)
+    return module
+
+
+def run(module, monkeypatch, *args):
+    monkeypatch.setattr(sys, "argv", ["ranking_eval.py", *args])
+    module.main()
+
+
+def test_resume_keeps_finished_folds_and_runs_the_others(ranking_eval, collected_db, tmp_path, monkeypatch):
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), *ARGS)
+    report_path = tmp_path / "resumed.json"
+    report = json.loads(report_path.read_text())
+    assert list(report["folds"]) == ["op:matmul", "op:softmax"]
+    # as if the run had stopped after its first fold, with a mark on what it finished
+    report["folds"].pop("op:softmax")
+    report["folds"]["op:matmul"][0]["history"] = "kept"
+    report_path.write_text(json.dumps(report))
+
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), *ARGS, "--resume")
+    resumed = json.loads(report_path.read_text())
+    assert resumed["folds"]["op:matmul"][0]["history"] == "kept"
+    assert resumed["folds"]["op:softmax"][0]["history"] != "kept"
+    assert set(resumed["fold_cpus"]) == {"op:matmul", "op:softmax"}
+    assert "--resume" not in resumed["command"]
+    assert "## held out: op:softmax" in (tmp_path / "resumed.md").read_text()
+
+
+def test_resume_refuses_a_report_of_other_arguments(ranking_eval, collected_db, tmp_path, monkeypatch, capsys):
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), *ARGS)
+    with pytest.raises(SystemExit) as stop:
+        run(ranking_eval, monkeypatch, "--db", str(collected_db), *ARGS, "--steps", "4", "--resume")
+    assert stop.value.code == 2
+    assert "--resume" in capsys.readouterr().err
