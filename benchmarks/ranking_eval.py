@@ -62,6 +62,7 @@ from tvm_tgraph.workflows.evaluate import (  # noqa: E402
 )
 
 RESULTS = Path(__file__).parent / "results"
+NO_EARLIER_REPORT = {"folds": {}, "seconds": 0.0}  # what a run that resumes nothing starts from (read only)
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
@@ -198,7 +199,7 @@ def main() -> None:
     start = time.time()
     command = "python benchmarks/ranking_eval.py " + " ".join(a for a in sys.argv[1:] if a != "--resume")
     db_sha256 = database_sha256(args.db)
-    earlier = _earlier_report(parser, args.out, command, db_sha256) if args.resume else {"folds": {}, "seconds": 0.0}
+    earlier = _earlier_report(parser, args.out, command, db_sha256) if args.resume else NO_EARLIER_REPORT
     start -= earlier["seconds"]
     target = make_target()
     tasks = load_measured_tasks(args.db, target)
@@ -224,7 +225,7 @@ def main() -> None:
         if fold in earlier["folds"]:
             runs = earlier["folds"][fold]
             ensembles = earlier.get("seed_ensemble", {}).get(fold, {})
-            report["fold_cpus"][fold] = earlier.get("fold_cpus", {}).get(fold, earlier["cpu"]["llvm"])
+            report["fold_cpus"][fold] = earlier["fold_cpus"][fold]
             print(f"{fold}: kept from the earlier run", flush=True)
         else:
             runs, ensembles = _run_fold(args, fold, graphs, families, fold_families, held_out, training, baselines,
@@ -254,7 +255,7 @@ def _earlier_report(parser: argparse.ArgumentParser, out: str, command: str, db_
     status 2 and one line naming the mismatch otherwise."""
     path = RESULTS / f"{out}.json"
     if not path.is_file():
-        return {"folds": {}, "seconds": 0.0}
+        return NO_EARLIER_REPORT
     earlier = json.loads(path.read_text())
     for key, wanted in (("command", command), ("db_sha256", db_sha256)):
         if earlier.get(key) != wanted:
