@@ -100,6 +100,29 @@ VARIANTS = {
 }
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What every fold runs: the recipe and its steps, the seeds, the ablation variants, the
+    online settings' k and the baselines."""
+
+    recipe: str
+    steps: int
+    seeds: tuple[int, ...]
+    ablations: tuple[str, ...]
+    online_ks: tuple[int, ...]
+    baselines: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Fold:
+    """One fold: the held-out families, their tasks, and the tasks of every other family."""
+
+    name: str
+    families: set[str]
+    held_out: list
+    training: list
+
+
 def family_folds(families: list[str], groups: int | None) -> dict[str, set[str]]:
     """Folds of whole families: one per family (``groups`` None), or the families dealt into
     ``groups`` groups after a shuffle seeded by nothing but the family names' count, so that
@@ -186,7 +209,7 @@ def main() -> None:
                         help="keep the finished folds of the report --out names, if it was written by the same "
                              "arguments on the same database content, and run the others")
     args = parser.parse_args()
-    ablations = [v for v in args.ablations.split(",") if v]
+    ablations = tuple(v for v in args.ablations.split(",") if v)
     unknown = set(ablations) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {list(VARIANTS)}")
@@ -206,38 +229,39 @@ def main() -> None:
     graphs, families = load_configured_graphs(args.db, target, tasks=tasks)
     folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
                          args.family_groups)
-    seeds = [int(s) for s in args.seeds.split(",")]
+    plan = Plan(args.recipe, args.steps, tuple(int(s) for s in args.seeds.split(",")), ablations,
+                tuple(int(k) for k in args.online_ks.split(",") if k), baselines)
     report = {"command": command, "db": args.db, "db_sha256": db_sha256,
               "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
-              "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": ablations,
+              "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": list(ablations),
               "folds": {}, "fold_cpus": {}}
     lines = ["# Ranking on held-out families", "", f"Command: `{report['command']}`", "",
              f"Evaluated on {report['cpu']['llvm']}; candidates measured on {', '.join(report['measured_cpus'])}; "
              f"{sum(g.num_configs for g in graphs.values())} distinct candidates of {len(graphs)} tasks in "
              f"{len(set(families.values()))} families; seeds {args.seeds}; "
              f"TGraph = the `{args.recipe}` recipe, {args.steps} steps at most; mean over seeds (min-max).", ""]
-    online_ks = tuple(int(k) for k in args.online_ks.split(",") if k)
-    settings = ("zero_shot", *(f"online_k{k}" for k in online_ks))
+    settings = ("zero_shot", *(f"online_k{k}" for k in plan.online_ks))
     overall: dict = {}
-    for fold, fold_families in folds.items():
-        held_out = [t for t in tasks if families.get(t.name) in fold_families]
-        training = [t for t in tasks if t.name in families and families[t.name] not in fold_families]
-        if fold in earlier["folds"]:
-            runs = earlier["folds"][fold]
-            ensembles = earlier.get("seed_ensemble", {}).get(fold, {})
-            report["fold_cpus"][fold] = earlier["fold_cpus"][fold]
-            print(f"{fold}: kept from the earlier run", flush=True)
+    for fold_name, fold_families in folds.items():
+        fold = Fold(fold_name, fold_families, [t for t in tasks if families.get(t.name) in fold_families],
+                    [t for t in tasks if t.name in families and families[t.name] not in fold_families])
+        if fold.name in earlier["folds"]:
+            runs = earlier["folds"][fold.name]
+            ensembles = earlier.get("seed_ensemble", {}).get(fold.name, {})
+            report["fold_cpus"][fold.name] = earlier["fold_cpus"][fold.name]
+            print(f"{fold.name}: kept from the earlier run", flush=True)
         else:
-            runs, ensembles = _run_fold(args, fold, graphs, families, fold_families, held_out, training, baselines,
-                                        seeds, ablations, online_ks, start, RESULTS / f"{args.out}_{len(report['folds'])}.png")
-            report["fold_cpus"][fold] = host_cpu()
-        report["folds"][fold] = runs
+            runs, ensembles = _run_fold(plan, fold, graphs, families, start,
+                                        RESULTS / f"{args.out}_{len(report['folds'])}.png")
+            report["fold_cpus"][fold.name] = host_cpu()
+        report["folds"][fold.name] = runs
         if ensembles:
-            report.setdefault("seed_ensemble", {})[fold] = ensembles
+            report.setdefault("seed_ensemble", {})[fold.name] = ensembles
         for name, ensemble in ensembles.items():
             overall.setdefault(("zero_shot", name), {}).setdefault("all", []).append(ensemble["mean"]["kendall_tau"])
-        lines += _fold_lines(fold, report["fold_cpus"][fold], runs, settings, ablations, len(training), ensembles)
-        for seed, run in zip(seeds, runs):
+        lines += _fold_lines(fold.name, report["fold_cpus"][fold.name], runs, settings, ablations, len(fold.training),
+                             ensembles)
+        for seed, run in zip(plan.seeds, runs):
             for setting in settings:
                 for model, result in run["results"][setting].items():
                     overall.setdefault((setting, model), {}).setdefault(seed, []).append(
@@ -264,35 +288,35 @@ def _earlier_report(parser: argparse.ArgumentParser, out: str, command: str, db_
     return earlier
 
 
-def _run_fold(args, fold: str, graphs: dict, families: dict, fold_families: set[str], held_out: list, training: list,
-              baselines: tuple[str, ...], seeds: list[int], ablations: list[str], online_ks: tuple[int, ...],
-              start: float, scatter_png: Path) -> tuple[list[dict], dict[str, dict]]:
+def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float,
+              scatter_png: Path) -> tuple[list[dict], dict[str, dict]]:
     """Train and score one fold on every seed: (the runs as the report keeps them, the seed
     ensembles' metrics)."""
     runs = []
-    xgb = train_baselines(tuple(b for b in baselines if b == "xgb"), training)
-    for seed in seeds:
-        checkpoint, history = train_fold(graphs, families, fold_families, args.recipe, args.steps, seed)
-        trained = {**xgb, **train_baselines(tuple(b for b in baselines if b != "xgb"), training, seed)}
-        result = evaluate(held_out, training, str(checkpoint), trained, online_ks, seed=seed, progress=False)
+    xgb = train_baselines(tuple(b for b in plan.baselines if b == "xgb"), fold.training)
+    for seed in plan.seeds:
+        checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed)
+        trained = {**xgb, **train_baselines(tuple(b for b in plan.baselines if b != "xgb"), fold.training, seed)}
+        result = evaluate(fold.held_out, fold.training, str(checkpoint), trained, plan.online_ks, seed=seed,
+                          progress=False)
         result["history"] = history
         if "xgb" in trained:
-            add_xgb_blend(result, held_out)
-        eval_graphs = {t.name: graphs[t.name] for t in held_out}
+            add_xgb_blend(result, fold.held_out)
+        eval_graphs = {t.name: graphs[t.name] for t in fold.held_out}
         result["ablations"] = {}
-        for variant in ablations:
-            path, variant_history = train_fold(graphs, families, fold_families, variant, args.steps, seed)
+        for variant in plan.ablations:
+            path, variant_history = train_fold(graphs, families, fold.families, variant, plan.steps, seed)
             scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
                                      chunk_size=512)
             result["ablations"][variant] = {**scored, "history": variant_history}
         runs.append(result)
-        print(f"[{(time.time() - start) / 60:.0f} min] {fold} seed {seed}: tau "
+        print(f"[{(time.time() - start) / 60:.0f} min] {fold.name} seed {seed}: tau "
               + ", ".join(f"{m} {r['mean']['kendall_tau']:.3f}" for m, r in result["results"]["zero_shot"].items())
               + "".join(f", {v} {r['mean']['kendall_tau']:.3f}" for v, r in result["ablations"].items()),
               flush=True)
-        if seed == seeds[0]:
+        if seed == plan.seeds[0]:
             plot_scatter(result, scatter_png)
-    ensembles = seed_ensembles(runs, held_out) if len(runs) > 1 else {}
+    ensembles = seed_ensembles(runs, fold.held_out) if len(runs) > 1 else {}
     # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
     return [{k: v for k, v in run.items() if k not in ("scores", "latency")} for run in runs], ensembles
 
