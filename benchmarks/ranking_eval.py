@@ -25,7 +25,8 @@ configuration feature's quantised value also embedded, ``TGraphConfig.value_bins
 recipe's ablation of it). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
-standardised zero-shot scores) is scored too, alone and averaged with XGBoost. Writes ``benchmarks/results/ranking_eval.{json,md}``
+standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
+seeds' frozen networks blended with XGBoost (``tgraph-ensemble of N seeds-prior+xgb``). Writes ``benchmarks/results/ranking_eval.{json,md}``
 and ``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of
 two CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
 file names. The report is rewritten after every fold; ``--resume`` keeps the finished folds of
@@ -48,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior  # noqa: E402
 from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA, RECOMPUTE_COLUMN  # noqa: E402
 from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
@@ -166,13 +168,29 @@ def add_xgb_blend(result: dict, held_out: list) -> None:
 
 def seed_ensembles(runs: list[dict], held_out: list) -> dict[str, dict]:
     """Metrics of the recipe's seed ensemble (the mean of each seed's standardised zero-shot
-    scores) and, with XGBoost among the baselines, of that ensemble averaged with XGBoost."""
+    scores) and, with XGBoost among the baselines, of that ensemble averaged with XGBoost and,
+    in each online setting, of the seeds' frozen pretrained networks (their standardised mean)
+    blended with XGBoost given the task's first k as ``TGraphCostModel`` blends them. Each
+    entry names its ``setting`` and ``model``."""
     members = [(run, "tgraph") for run in runs]
-    ensembles = {f"tgraph-ensemble of {len(runs)} seeds": blend(held_out, members)}
+    model = f"tgraph-ensemble of {len(runs)} seeds"
+    ensembles = {model: {"setting": "zero_shot", "model": model, **blend(held_out, members)}}
     if "xgb" in runs[0]["results"]["zero_shot"]:
-        # XGBoost's zero-shot scores are the same in every run (trained once per fold)
-        ensembles[f"tgraph-ensemble of {len(runs)} seeds+xgb"] = blend(held_out, members + [(runs[0], "xgb")] * len(runs))
-    return {name: {"per_task": e["per_task"], "mean": e["mean"]} for name, e in ensembles.items()}
+        # XGBoost's scores are the same in every run (trained once per fold)
+        ensembles[f"{model}+xgb"] = {"setting": "zero_shot", "model": f"{model}+xgb",
+                                     **blend(held_out, members + [(runs[0], "xgb")] * len(runs))}
+    for setting, by_task in runs[0].get("online_scores", {}).items():
+        k = int(setting.removeprefix("online_k"))
+        per_task = {}
+        for task in held_out:
+            if task.name in by_task:
+                prior = np.mean([standardise(run["online_scores"][setting][task.name]["tgraph-prior"])
+                                 for run in runs], axis=0)
+                scores = blend_with_prior(prior, np.asarray(by_task[task.name]["xgb"]), k, BLEND_SAMPLES)
+                per_task[task.name] = ranking_metrics(scores, task.latency[k:])
+        ensembles[f"{setting}/{model}-prior+xgb"] = {"setting": setting, "model": f"{model}-prior+xgb",
+                                                     "per_task": per_task, "mean": mean_metrics(per_task)}
+    return {name: {key: e[key] for key in ("setting", "model", "per_task", "mean")} for name, e in ensembles.items()}
 
 
 def _spread(values: list[float]) -> str:
@@ -258,7 +276,8 @@ def main() -> None:
         if ensembles:
             report.setdefault("seed_ensemble", {})[fold.name] = ensembles
         for name, ensemble in ensembles.items():
-            overall.setdefault(("zero_shot", name), {}).setdefault("all", []).append(ensemble["mean"]["kendall_tau"])
+            row = (ensemble.get("setting", "zero_shot"), ensemble.get("model", name))
+            overall.setdefault(row, {}).setdefault("all", []).append(ensemble["mean"]["kendall_tau"])
         lines += _fold_lines(fold.name, report["fold_cpus"][fold.name], runs, settings, ablations, len(fold.training),
                              ensembles)
         for seed, run in zip(plan.seeds, runs):
@@ -318,7 +337,8 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
             plot_scatter(result, scatter_png)
     ensembles = seed_ensembles(runs, fold.held_out) if len(runs) > 1 else {}
     # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
-    return [{k: v for k, v in run.items() if k not in ("scores", "latency")} for run in runs], ensembles
+    kept = [{k: v for k, v in run.items() if k not in ("scores", "online_scores", "latency")} for run in runs]
+    return kept, ensembles
 
 
 def _fold_lines(fold: str, cpu: str, runs: list[dict], settings, ablations: list[str], num_training: int,
@@ -336,7 +356,7 @@ def _fold_lines(fold: str, cpu: str, runs: list[dict], settings, ablations: list
         cells = [_spread([r["ablations"][variant]["mean"].get(m, float("nan")) for r in runs]) for m in METRICS]
         lines.append(f"| zero_shot | tgraph-{variant} | " + " | ".join(cells) + " |")
     for name, ensemble in ensembles.items():
-        lines.append(f"| zero_shot | {name} | "
+        lines.append(f"| {ensemble.get('setting', 'zero_shot')} | {ensemble.get('model', name)} | "
                      + " | ".join(f"{ensemble['mean'].get(m, float('nan')):.3f}" for m in METRICS) + " |")
     per_task = runs[0]["results"]["zero_shot"]
     columns = list(per_task) + [f"tgraph-{v}" for v in ablations]

@@ -40,6 +40,10 @@ def _normalise(scores: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-standardise(scores)))
 
 
+#: Default ``blend_samples``: measured candidates at which the online model weighs as much as the prior.
+BLEND_SAMPLES = 64
+
+
 def blend_with_prior(prior: np.ndarray, learned: np.ndarray, measured: int, blend_samples: int) -> np.ndarray:
     """Scores ``(N,)`` of the pretrained network (``prior``) and of a model that learned from the
     task's ``measured`` candidates (``learned``), each standardised, weighted ``b / (n + b)`` and
@@ -124,7 +128,7 @@ class TGraphCostModel(PyCostModel):
     def __init__(self, checkpoint: str | os.PathLike | None = None, *, use_pretrained: bool = True,
                  online: bool = True, learner: str = "network",
                  min_online_samples: int = 32, update_time_budget_s: float = 1.0,
-                 update_max_steps: int = 25, chunk_size: int = 512, blend_samples: int = 64,
+                 update_max_steps: int = 25, chunk_size: int = 512, blend_samples: int = BLEND_SAMPLES,
                  fallback: XGBModel | None = None, seed: int = 0) -> None:
         super().__init__()
         register_light_tensor_intrin()

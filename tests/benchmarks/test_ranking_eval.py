@@ -53,3 +53,19 @@ def test_resume_refuses_a_report_of_other_arguments(ranking_eval, collected_db, 
         run(ranking_eval, monkeypatch, "--db", str(collected_db), *ARGS, "--steps", "4", "--resume")
     assert stop.value.code == 2
     assert "--resume" in capsys.readouterr().err
+
+
+def test_the_seed_ensemble_is_blended_with_xgboost_online(ranking_eval, collected_db, tmp_path, monkeypatch):
+    """Two runs of one seed: their ensemble's prior is that seed's, so blended with XGBoost it
+    ranks exactly as the single run's ``tgraph-prior+xgb``."""
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--seeds", "0,0",
+        "--steps", "3", "--ablations", "", "--online-ks", "4", "--baselines", "xgb", "--out", "blended")
+    report = json.loads((tmp_path / "blended.json").read_text())
+    ensemble = report["seed_ensemble"]["op:softmax"]["online_k4/tgraph-ensemble of 2 seeds-prior+xgb"]
+    assert ensemble["setting"] == "online_k4"
+    single = report["folds"]["op:softmax"][0]["results"]["online_k4"]["tgraph-prior+xgb"]
+    assert ensemble["per_task"] and set(ensemble["per_task"]) == set(single["per_task"])
+    for task, metrics in ensemble["per_task"].items():
+        assert metrics["kendall_tau"] == pytest.approx(single["per_task"][task]["kendall_tau"])
+    assert "online_scores" not in report["folds"]["op:softmax"][0]
+    assert "| online_k4 | tgraph-ensemble of 2 seeds-prior+xgb |" in (tmp_path / "blended.md").read_text()

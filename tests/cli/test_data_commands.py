@@ -37,6 +37,8 @@ def test_train_and_eval_commands(collected_db, tmp_path, capsys):
     assert set(online) == {"tgraph", "xgb", "xgb-cold", "tgraph-prior+xgb", "tgraph-prior+xgb-cold"}
     for derived in ("xgb-cold", "tgraph-prior+xgb", "tgraph-prior+xgb-cold"):
         assert set(online[derived]["per_task"]) == set(online["xgb"]["per_task"]) != set()
+    for task, kept in result["online_scores"]["online_k4"].items():   # for seed ensembles' blends
+        assert len(kept["xgb"]) == len(kept["tgraph-prior"]) == len(result["latency"][task]) - 4
     assert result["settings"]["eval_families"] == ["op:softmax"]
     assert (tmp_path / "scatter.png").stat().st_size > 1000
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from cost_models import TGraphCostModel
-from cost_models.tgraph_cost_model import blend_with_prior
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior
 from cost_models.xgb_state import load_xgb_state, save_xgb_state
 
 from ..measured_tasks import MeasuredTask
@@ -77,6 +77,7 @@ class _Baseline:
             self._train_mlp(train_tasks)
         self.train_seconds = time.perf_counter() - start
         self._snapshot = self._save()
+        self._scores: dict[tuple[str, int], np.ndarray] = {}
 
     def _new(self):
         from tvm.s_tir.meta_schedule.cost_model.mlp_model import MLPModel
@@ -106,6 +107,19 @@ class _Baseline:
             return directory
         return copy.deepcopy(self.model.trainer.state)
 
+    def online_scores(self, task: MeasuredTask, k: int) -> np.ndarray:
+        """Scores ``(len(task.candidates) - k,)`` of the candidates after the task's first ``k``
+        by the model restored fresh and updated on those ``k`` (none: zero-shot). Computed once
+        per task and ``k``: the seeds of a fold share them."""
+        key = (task.name, k)
+        if key not in self._scores:
+            model = self.fresh()
+            if k:
+                with _torch_compatible_mlp():
+                    model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
+            self._scores[key] = np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
+        return self._scores[key]
+
     def fresh(self):
         """The model as trained on the training tasks only."""
         if self.kind == "xgb":
@@ -124,30 +138,34 @@ def train_baselines(kinds: tuple[str, ...], train_tasks: list[MeasuredTask], see
     return {kind: _Baseline(kind, train_tasks, seed) for kind in kinds}
 
 
-def _tgraph(checkpoint: str, seed: int, online: bool = True):
-    return TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online)   # raises CheckpointError if unusable
+def _tgraph_scores(task: MeasuredTask, k: int, checkpoint: str, seed: int, online: bool) -> np.ndarray:
+    """Scores ``(len(task.candidates) - k,)`` of the candidates after the task's first ``k`` by
+    ``TGraphCostModel`` updated on those ``k`` (fine-tuned if ``online``, else the frozen
+    pretrained network). Raises ``CheckpointError`` if the checkpoint is unusable."""
+    model = TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online)
+    if k and online:
+        model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
+    return np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
 
 
 #: Online XGBoost that saw the task's given candidates only, not the training tasks.
 COLD_XGB = "xgb-cold"
 
 
-def _cold_xgb(task: MeasuredTask, given: np.ndarray, ranked: np.ndarray) -> np.ndarray:
-    """Scores ``(len(ranked),)`` of an untrained ``XGBModel`` updated on the ``given`` candidates."""
+def _cold_xgb(task: MeasuredTask, k: int) -> np.ndarray:
+    """Scores ``(len(task.candidates) - k,)`` of the candidates after the task's first ``k`` by
+    an untrained ``XGBModel`` updated on those ``k``."""
     model = _untrained_xgb()
-    model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
-    return np.asarray(model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
+    model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
+    return np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
 
 
-def _prior_blends(task: MeasuredTask, ranked: np.ndarray, k: int, xgb_scores: dict[str, np.ndarray],
-                  checkpoint: str, seed: int) -> dict[str, np.ndarray]:
-    """For each XGBoost's online scores ``(len(ranked),)`` in ``xgb_scores`` (name -> scores),
-    the frozen pretrained network's scores blended with them as the cost model blends prior
-    and fine-tuned network (weight ``k / (k + b)`` on XGBoost, ``b`` the cost model's
-    ``blend_samples``), under the name ``tgraph-prior+<name>``."""
-    prior_model = _tgraph(checkpoint, seed, online=False)
-    prior = np.asarray(prior_model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
-    return {f"tgraph-prior+{name}": blend_with_prior(prior, scores, k, prior_model.blend_samples)
+def _prior_blends(prior: np.ndarray, k: int, xgb_scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """For each XGBoost's online scores ``(N,)`` in ``xgb_scores`` (name -> scores), the frozen
+    pretrained network's scores ``prior`` ``(N,)`` blended with them as the cost model blends
+    prior and fine-tuned network (weight ``k / (k + b)`` on XGBoost, ``b`` the cost model's
+    default ``blend_samples``), under the name ``tgraph-prior+<name>``."""
+    return {f"tgraph-prior+{name}": blend_with_prior(prior, scores, k, BLEND_SAMPLES)
             for name, scores in xgb_scores.items()}
 
 
@@ -163,49 +181,49 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
     -------
     dict
         ``{"settings": ..., "results": {setting: {model: {"per_task": {...}, "mean": {...}}}},
-        "scores": {task: {model: [zero-shot scores]}}}``; a setting is ``"zero_shot"`` or
-        ``"online_k32"`` etc. Tasks with fewer than ``k + 8`` candidates are left out of
-        ``online_k``.
+        "scores": {task: {model: [zero-shot scores]}}, "online_scores": {setting: {task:
+        {"xgb": [...], "tgraph-prior": [...]}}}, "latency": {task: [...]}}``; a setting is
+        ``"zero_shot"`` or ``"online_k32"`` etc. Tasks with fewer than ``k + 8`` candidates are
+        left out of ``online_k``. ``online_scores`` (with XGBoost among the baselines) keeps,
+        per online setting, XGBoost's scores and the frozen pretrained network's of the
+        candidates after the first ``k``, to blend several seeds' priors with XGBoost.
     """
     from tqdm import tqdm
 
     trained = baselines if isinstance(baselines, dict) else train_baselines(baselines, train_tasks, seed)
-    models = {"tgraph": None, **trained}
+    models = ["tgraph", *trained]
     settings = ["zero_shot"] + [f"online_k{k}" for k in online_ks]
     results = {s: {m: {} for m in models} for s in settings}
     zero_shot_scores: dict[str, dict[str, list[float]]] = {}
+    online_scores: dict[str, dict[str, dict[str, list[float]]]] = {}
     steps = [(task, s) for task in eval_tasks for s in settings]
     for task, setting in tqdm(steps, desc="eval", unit="run", disable=not progress):
         k = 0 if setting == "zero_shot" else int(setting.removeprefix("online_k"))
         if k and len(task.candidates) < k + 8:
             continue
-        given, ranked = np.arange(k), np.arange(k, len(task.candidates))
-        online_scores = {}
-        for name, baseline in models.items():
-            model = _tgraph(checkpoint, seed) if name == "tgraph" else baseline.fresh()
-            if k:
-                with _torch_compatible_mlp():
-                    model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
-            scores = np.asarray(model.predict(task.context, [task.candidates[i] for i in ranked]), dtype=np.float64)
-            results[setting][name][task.name] = ranking_metrics(scores, task.latency[ranked])
-            online_scores[name] = scores
-            if not k:
-                zero_shot_scores.setdefault(task.name, {})[name] = scores.tolist()
-        if k and "xgb" in models:
-            xgb_scores = {"xgb": online_scores["xgb"], COLD_XGB: _cold_xgb(task, given, ranked)}
-            derived = {COLD_XGB: xgb_scores[COLD_XGB],
-                       **_prior_blends(task, ranked, k, xgb_scores, checkpoint, seed)}
-            for name, scores in derived.items():
-                results[setting].setdefault(name, {})[task.name] = ranking_metrics(scores, task.latency[ranked])
+        latency = task.latency[k:]
+        scored = {name: _tgraph_scores(task, k, checkpoint, seed, online=True) if name == "tgraph"
+                  else trained[name].online_scores(task, k) for name in models}
+        if k and "xgb" in trained:
+            xgb_scores = {"xgb": scored["xgb"], COLD_XGB: _cold_xgb(task, k)}
+            prior = _tgraph_scores(task, k, checkpoint, seed, online=False)
+            scored |= {COLD_XGB: xgb_scores[COLD_XGB], **_prior_blends(prior, k, xgb_scores)}
+            online_scores.setdefault(setting, {})[task.name] = {"xgb": scored["xgb"].tolist(),
+                                                                "tgraph-prior": prior.tolist()}
+        for name, scores in scored.items():
+            results[setting].setdefault(name, {})[task.name] = ranking_metrics(scores, latency)
+        if not k:
+            zero_shot_scores[task.name] = {name: scores.tolist() for name, scores in scored.items()}
     summary = {s: {m: {"per_task": r, "mean": mean_metrics(r)} for m, r in by_model.items()}
                for s, by_model in results.items()}
     return {
         "settings": {"eval_tasks": [t.name for t in eval_tasks], "eval_families": sorted({t.family for t in eval_tasks}),
                      "train_tasks": len(train_tasks), "online_ks": list(online_ks), "seed": seed,
                      "checkpoint": str(checkpoint),
-                     "baseline_train_seconds": {k: m.train_seconds for k, m in models.items() if m}},
+                     "baseline_train_seconds": {k: m.train_seconds for k, m in trained.items()}},
         "results": summary,
         "scores": zero_shot_scores,
+        "online_scores": online_scores,
         "latency": {t.name: t.latency.tolist() for t in eval_tasks},
     }
 
