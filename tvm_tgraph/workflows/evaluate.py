@@ -113,11 +113,7 @@ class _Baseline:
         per task and ``k``: the seeds of a fold share them."""
         key = (task.name, k)
         if key not in self._scores:
-            model = self.fresh()
-            if k:
-                with _torch_compatible_mlp():
-                    model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
-            self._scores[key] = np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
+            self._scores[key] = _scores_after(self.fresh(), task, k)
         return self._scores[key]
 
     def fresh(self):
@@ -138,14 +134,20 @@ def train_baselines(kinds: tuple[str, ...], train_tasks: list[MeasuredTask], see
     return {kind: _Baseline(kind, train_tasks, seed) for kind in kinds}
 
 
+def _scores_after(model, task: MeasuredTask, k: int, update: bool = True) -> np.ndarray:
+    """Scores ``(len(task.candidates) - k,)`` by the cost model ``model`` of the candidates after
+    the task's first ``k``, once ``update`` has given it those ``k`` (unless ``update`` is False)."""
+    if k and update:
+        with _torch_compatible_mlp():
+            model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
+    return np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
+
+
 def _tgraph_scores(task: MeasuredTask, k: int, checkpoint: str, seed: int, online: bool) -> np.ndarray:
     """Scores ``(len(task.candidates) - k,)`` of the candidates after the task's first ``k`` by
     ``TGraphCostModel`` updated on those ``k`` (fine-tuned if ``online``, else the frozen
     pretrained network). Raises ``CheckpointError`` if the checkpoint is unusable."""
-    model = TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online)
-    if k and online:
-        model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
-    return np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
+    return _scores_after(TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online), task, k, update=online)
 
 
 #: Online XGBoost that saw the task's given candidates only, not the training tasks.
@@ -155,9 +157,7 @@ COLD_XGB = "xgb-cold"
 def _cold_xgb(task: MeasuredTask, k: int) -> np.ndarray:
     """Scores ``(len(task.candidates) - k,)`` of the candidates after the task's first ``k`` by
     an untrained ``XGBModel`` updated on those ``k``."""
-    model = _untrained_xgb()
-    model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
-    return np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
+    return _scores_after(_untrained_xgb(), task, k)
 
 
 def _prior_blends(prior: np.ndarray, k: int, xgb_scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
