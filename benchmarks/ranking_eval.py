@@ -55,7 +55,7 @@ from tvm_tgraph.convert.tir import FEATURE_SCHEMA, RECOMPUTE_COLUMN  # noqa: E40
 from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import database_sha256, load_configured_graphs, load_measured_tasks  # noqa: E402
-from tvm_tgraph.metrics import mean_metrics, ranking_metrics, standardise  # noqa: E402
+from tvm_tgraph.metrics import mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
 from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
 from tvm_tgraph.training import TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu, make_target  # noqa: E402
@@ -152,7 +152,7 @@ def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, s
 def blend(held_out: list, members: list[tuple[dict, str]]) -> dict:
     """Per task, the mean of the members' zero-shot scores standardised (zero mean, unit
     spread); ``members`` are ``(run, model)`` pairs. Returns ``{"scores", "per_task", "mean"}``."""
-    scores = {task.name: np.mean([standardise(run["scores"][task.name][model]) for run, model in members], axis=0)
+    scores = {task.name: standardised_mean([run["scores"][task.name][model] for run, model in members])
               for task in held_out}
     per_task = {task.name: ranking_metrics(scores[task.name], task.latency) for task in held_out}
     return {"scores": scores, "per_task": per_task, "mean": mean_metrics(per_task)}
@@ -184,8 +184,8 @@ def seed_ensembles(runs: list[dict], held_out: list) -> dict[str, dict]:
         per_task = {}
         for task in held_out:
             if task.name in by_task:
-                prior = np.mean([standardise(run["online_scores"][setting][task.name]["tgraph-prior"])
-                                 for run in runs], axis=0)
+                prior = standardised_mean([run["online_scores"][setting][task.name]["tgraph-prior"]
+                                           for run in runs])
                 scores = blend_with_prior(prior, np.asarray(by_task[task.name]["xgb"]), k, BLEND_SAMPLES)
                 per_task[task.name] = ranking_metrics(scores, task.latency[k:])
         ensembles[f"{setting}/{model}-prior+xgb"] = {"setting": setting, "model": f"{model}-prior+xgb",

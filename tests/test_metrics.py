@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from tvm_tgraph.metrics import best_so_far, kendall_tau, opa, top_k_score
+from tvm_tgraph.metrics import best_so_far, kendall_tau, opa, standardised_mean, top_k_score
 
 LATENCY = np.array([4.0, 1.0, 3.0, 2.0])
 
@@ -28,3 +28,11 @@ def test_degenerate_inputs():
     assert math.isnan(kendall_tau([1.0], [1.0]))
     assert math.isnan(opa([1.0, 2.0], [1.0, 1.0]))
     np.testing.assert_array_equal(best_so_far([3, 4, 1, 2]), [3, 3, 1, 1])
+
+
+def test_standardised_mean_weighs_models_equally_whatever_their_scale():
+    # one model on a scale 1000x the other's: standardised, their orders count the same
+    small, large = np.array([1.0, 2.0, 3.0, 4.0]), 1000.0 * np.array([4.0, 3.0, 2.0, 1.0])
+    np.testing.assert_allclose(standardised_mean([small, large]), 0.0, atol=1e-12)
+    mean = standardised_mean([small, 2.0 * small + 5.0, np.full(4, 7.0)])
+    assert np.all(np.diff(mean) > 0) and abs(mean.mean()) < 1e-12

@@ -53,6 +53,12 @@ def standardise(scores) -> np.ndarray:
     return (scores - scores.mean()) / (spread if spread > 0 else 1.0)
 
 
+def standardised_mean(score_lists) -> np.ndarray:
+    """The mean of several models' scores of the same candidates, each standardised first,
+    ``(M, N) -> (N,)``: the evaluation's seed and model ensembles."""
+    return np.mean([standardise(scores) for scores in score_lists], axis=0)
+
+
 def best_so_far(latency_in_trial_order) -> np.ndarray:
     """The tuning curve: best latency found after each measured trial, ``(T,)``."""
     return np.minimum.accumulate(np.asarray(latency_in_trial_order, dtype=np.float64))
