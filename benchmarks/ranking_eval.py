@@ -31,7 +31,11 @@ and ``ranking_eval_<fold number>.png`` (first seed), with the command and the CP
 two CPUs are never pooled: a task measured on two is two tasks). ``--out NAME`` changes the
 file names. The report is rewritten after every fold; ``--resume`` keeps the finished folds of
 an earlier run with the same arguments on the same database content and runs the others (the
-CPU each fold ran on is recorded, ``fold_cpus``).
+CPU each fold ran on is recorded, ``fold_cpus``). ``--keep-scores`` also writes, per fold,
+``<out>_scores_<fold number>.json.xz``: every seed's per-candidate scores (zero-shot: every
+model's of every candidate; online: XGBoost's and the frozen network's of the candidates after
+the first k) and the latencies, in measurement order, so that other blends of the same models
+can be scored later without training or measuring again.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import lzma
 import platform
 import sys
 import tempfile
@@ -223,6 +228,9 @@ def main() -> None:
                         help="TVM's cost models trained on the same tasks: xgb (once per fold: its training is "
                              "deterministic) and mlp (per seed)")
     parser.add_argument("--out", default="ranking_eval", help="result file names under benchmarks/results/")
+    parser.add_argument("--keep-scores", action="store_true",
+                        help="also write each fold's per-candidate scores and latencies to "
+                             "<out>_scores_<fold number>.json.xz")
     parser.add_argument("--resume", action="store_true",
                         help="keep the finished folds of the report --out names, if it was written by the same "
                              "arguments on the same database content, and run the others")
@@ -270,7 +278,9 @@ def main() -> None:
             print(f"{fold.name}: kept from the earlier run", flush=True)
         else:
             runs, ensembles = _run_fold(plan, fold, graphs, families, start,
-                                        RESULTS / f"{args.out}_{len(report['folds'])}.png")
+                                        RESULTS / f"{args.out}_{len(report['folds'])}.png",
+                                        RESULTS / f"{args.out}_scores_{len(report['folds'])}.json.xz"
+                                        if args.keep_scores else None)
             report["fold_cpus"][fold.name] = host_cpu()
         report["folds"][fold.name] = runs
         if ensembles:
@@ -308,9 +318,9 @@ def _earlier_report(parser: argparse.ArgumentParser, out: str, command: str, db_
 
 
 def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float,
-              scatter_png: Path) -> tuple[list[dict], dict[str, dict]]:
+              scatter_png: Path, scores_path: Path | None = None) -> tuple[list[dict], dict[str, dict]]:
     """Train and score one fold on every seed: (the runs as the report keeps them, the seed
-    ensembles' metrics)."""
+    ensembles' metrics). With ``scores_path``, the runs' per-candidate scores are written there."""
     runs = []
     xgb = train_baselines(tuple(b for b in plan.baselines if b == "xgb"), fold.training)
     for seed in plan.seeds:
@@ -336,9 +346,21 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
         if seed == plan.seeds[0]:
             plot_scatter(result, scatter_png)
     ensembles = seed_ensembles(runs, fold.held_out) if len(runs) > 1 else {}
-    # per-candidate scores and latencies are in the scatter plots; the report keeps the metrics
+    if scores_path is not None:
+        _write_scores(scores_path, fold.name, plan.seeds, runs)
+    # per-candidate scores and latencies are in the scatter plots (and --keep-scores' file); the report keeps the metrics
     kept = [{k: v for k, v in run.items() if k not in ("scores", "online_scores", "latency")} for run in runs]
     return kept, ensembles
+
+
+def _write_scores(path: Path, fold: str, seeds: tuple[int, ...], runs: list[dict]) -> None:
+    """One fold's per-candidate scores and latencies (measurement order), xz-compressed JSON:
+    ``{"fold", "latency": {task: [...]}, "seeds": [{"seed", "zero_shot": {task: {model: [...]}},
+    "online": {setting: {task: {"xgb": [...], "tgraph-prior": [...]}}}}]}``."""
+    kept = {"fold": fold, "latency": runs[0]["latency"],
+            "seeds": [{"seed": seed, "zero_shot": run["scores"], "online": run["online_scores"]}
+                      for seed, run in zip(seeds, runs)]}
+    atomic_write_bytes(path, lzma.compress(json.dumps(kept).encode()))
 
 
 def _fold_lines(fold: str, cpu: str, runs: list[dict], settings, ablations: list[str], num_training: int,

@@ -1,11 +1,16 @@
-"""``benchmarks/ranking_eval.py`` on a really measured database: a stopped run resumes."""
+"""``benchmarks/ranking_eval.py`` on a really measured database: a stopped run resumes, kept scores reproduce the report."""
 
 import importlib.util
 import json
+import lzma
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior
+from tvm_tgraph.metrics import kendall_tau
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ranking_eval.py"
 ARGS = ["--folds", "op:matmul,op:softmax", "--seeds", "0", "--steps", "3", "--ablations", "",
@@ -69,3 +74,25 @@ def test_the_seed_ensemble_is_blended_with_xgboost_online(ranking_eval, collecte
         assert metrics["kendall_tau"] == pytest.approx(single["per_task"][task]["kendall_tau"])
     assert "online_scores" not in report["folds"]["op:softmax"][0]
     assert "| online_k4 | tgraph-ensemble of 2 seeds-prior+xgb |" in (tmp_path / "blended.md").read_text()
+
+
+def test_kept_scores_reproduce_the_reported_metrics(ranking_eval, collected_db, tmp_path, monkeypatch):
+    """``--keep-scores``: the online blend and the zero-shot tau recomputed from the kept file
+    equal the report's, so later blends can be scored from it alone."""
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--seeds", "0",
+        "--steps", "3", "--ablations", "", "--online-ks", "4", "--baselines", "xgb", "--out", "kept",
+        "--keep-scores")
+    report = json.loads((tmp_path / "kept.json").read_text())["folds"]["op:softmax"][0]["results"]
+    kept = json.loads(lzma.decompress((tmp_path / "kept_scores_0.json.xz").read_bytes()))
+    assert kept["fold"] == "op:softmax" and [s["seed"] for s in kept["seeds"]] == [0]
+    online = kept["seeds"][0]["online"]["online_k4"]
+    assert online and set(online) == set(report["online_k4"]["tgraph-prior+xgb"]["per_task"])
+    for task, scores in online.items():
+        latency = np.asarray(kept["latency"][task])
+        blended = blend_with_prior(np.asarray(scores["tgraph-prior"]), np.asarray(scores["xgb"]), 4, BLEND_SAMPLES)
+        assert kendall_tau(blended, latency[4:]) == pytest.approx(
+            report["online_k4"]["tgraph-prior+xgb"]["per_task"][task]["kendall_tau"])
+        zero_shot = kept["seeds"][0]["zero_shot"][task]["tgraph"]
+        assert len(zero_shot) == len(latency)
+        assert kendall_tau(zero_shot, latency) == pytest.approx(
+            report["zero_shot"]["tgraph"]["per_task"][task]["kendall_tau"])
