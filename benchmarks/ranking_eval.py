@@ -277,10 +277,9 @@ def main() -> None:
             report["fold_cpus"][fold.name] = earlier["fold_cpus"][fold.name]
             print(f"{fold.name}: kept from the earlier run", flush=True)
         else:
-            runs, ensembles = _run_fold(plan, fold, graphs, families, start,
-                                        RESULTS / f"{args.out}_{len(report['folds'])}.png",
-                                        RESULTS / f"{args.out}_scores_{len(report['folds'])}.json.xz"
-                                        if args.keep_scores else None)
+            number = len(report["folds"])
+            runs, ensembles = _run_fold(plan, fold, graphs, families, start, RESULTS / f"{args.out}_{number}.png",
+                                        RESULTS / f"{args.out}_scores_{number}.json.xz" if args.keep_scores else None)
             report["fold_cpus"][fold.name] = host_cpu()
         report["folds"][fold.name] = runs
         if ensembles:
@@ -348,7 +347,7 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
     ensembles = seed_ensembles(runs, fold.held_out) if len(runs) > 1 else {}
     if scores_path is not None:
         _write_scores(scores_path, fold.name, plan.seeds, runs)
-    # per-candidate scores and latencies are in the scatter plots (and --keep-scores' file); the report keeps the metrics
+    # per-candidate scores are in the scatter plots (and --keep-scores' file); the report keeps the metrics
     kept = [{k: v for k, v in run.items() if k not in ("scores", "online_scores", "latency")} for run in runs]
     return kept, ensembles
 
