@@ -1,10 +1,7 @@
 """``benchmarks/ranking_eval.py`` on a really measured database: a stopped run resumes, kept scores reproduce the report."""
 
-import importlib.util
 import json
 import lzma
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +9,8 @@ import pytest
 from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior
 from tvm_tgraph.metrics import kendall_tau
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "ranking_eval.py"
+from benchmark_scripts import load_script, run
+
 ARGS = ["--folds", "op:matmul,op:softmax", "--seeds", "0", "--steps", "3", "--ablations", "",
         "--online-ks", "", "--baselines", "", "--out", "resumed"]
 
@@ -20,17 +18,7 @@ ARGS = ["--folds", "op:matmul,op:softmax", "--seeds", "0", "--steps", "3", "--ab
 @pytest.fixture
 def ranking_eval(tmp_path, monkeypatch):
     """The benchmark as a module writing its results under ``tmp_path``."""
-    spec = importlib.util.spec_from_file_location("ranking_eval", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "ranking_eval", module)  # its dataclasses look it up there
-    spec.loader.exec_module(module)
-    monkeypatch.setattr(module, "RESULTS", tmp_path)
-    return module
-
-
-def run(module, monkeypatch, *args):
-    monkeypatch.setattr(sys, "argv", ["ranking_eval.py", *args])
-    module.main()
+    return load_script("ranking_eval", tmp_path, monkeypatch)
 
 
 def test_resume_keeps_finished_folds_and_runs_the_others(ranking_eval, collected_db, tmp_path, monkeypatch):

@@ -1,0 +1,203 @@
+"""Rules for blending the pretrained network with XGBoost online, each rule's one parameter
+chosen by nested cross-validation over the folds of a ``ranking_eval.py --keep-scores`` run.
+
+No training and no TVM: the run's kept scores (``<run>_scores_<fold number>.json.xz``) hold,
+per fold, seed and task, the frozen network's and the online XGBoost's scores of the candidates
+after the task's first k, the network's zero-shot scores of every candidate, and the latencies.
+Rules (the prior is one seed's network, or the standardised mean of every seed's: the ensemble):
+
+- ``fixed``: the shipped rule, ``TGraphCostModel``'s: prior weight ``b / (k + b)``;
+- ``trusted``: the same with ``b`` times the prior's Kendall tau on the task's k given
+  candidates (0 when it ranks them backwards), so a prior that misranks what was measured
+  gives way to XGBoost on that task. It reads only the k measurements a tuner has.
+
+For each held-out fold, ``b`` is the grid value with the best mean Kendall tau over the *other*
+folds (every seed's, for one network); the fold's tau at that ``b`` is the rule's nested score,
+which never saw the fold. The full grid over all folds (selected on the folds it is scored on:
+optimistic, for reading only) and XGBoost alone are reported beside it.
+
+    python benchmarks/blend_eval.py --run ranking_eval_groups5_ve_kept [--setting online_k64] [--out NAME]
+
+Writes ``benchmarks/results/<out>.{json,md,png}`` (default ``<run>_blends``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior  # noqa: E402
+from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
+from tvm_tgraph.metrics import kendall_tau, mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+GRID = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
+RULES = ("fixed", "trusted")
+
+
+def load_folds(run: str) -> list[dict]:
+    """The kept scores of every fold of ``run``, in fold order."""
+    folds, number = [], 0
+    while (RESULTS / f"{run}_scores_{number}.json.xz").is_file():
+        folds.append(json.loads(lzma.decompress((RESULTS / f"{run}_scores_{number}.json.xz").read_bytes())))
+        number += 1
+    return folds
+
+
+def prior_weight_samples(rule: str, b: float, prior_given: np.ndarray, latency_given: np.ndarray) -> float:
+    """The ``blend_samples`` of :func:`blend_with_prior` that ``rule`` gives a task whose prior
+    scored its ``(k,)`` given candidates ``prior_given`` and measured them ``latency_given``."""
+    if rule == "fixed":
+        return b
+    tau = kendall_tau(prior_given, latency_given)
+    return b * max(tau, 0.0) if tau == tau else 0.0
+
+
+def blended_metrics(fold: dict, members: list[int], setting: str, rule: str, b: float) -> dict[str, dict]:
+    """Per task of ``fold`` in ``setting``: the ranking metrics of the prior (the standardised
+    mean of the networks of the seeds at indices ``members``) blended with the online XGBoost
+    (first member's run; XGBoost is the same in every seed) by ``rule`` with parameter ``b``."""
+    k = int(setting.removeprefix("online_k"))
+    seeds = fold["seeds"]
+    per_task = {}
+    for task, online in seeds[members[0]]["online"][setting].items():
+        latency = np.asarray(fold["latency"][task])
+        prior = standardised_mean([seeds[m]["online"][setting][task]["tgraph-prior"] for m in members])
+        prior_given = standardised_mean([np.asarray(seeds[m]["zero_shot"][task]["tgraph"])[:k] for m in members])
+        samples = prior_weight_samples(rule, b, prior_given, latency[:k])
+        scores = blend_with_prior(prior, np.asarray(online["xgb"]), k, samples)
+        per_task[task] = ranking_metrics(scores, latency[k:])
+    return per_task
+
+
+def xgb_metrics(fold: dict, setting: str) -> dict[str, dict]:
+    """Per task: the online XGBoost's metrics alone."""
+    k = int(setting.removeprefix("online_k"))
+    return {task: ranking_metrics(np.asarray(online["xgb"]), np.asarray(fold["latency"][task])[k:])
+            for task, online in fold["seeds"][0]["online"][setting].items()}
+
+
+def nested(grid_tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``grid_tau`` ``(F, G)``: mean tau of fold f at grid value g. Returns the index chosen for
+    each fold ``(F,)`` (best mean over the other folds; ties to the smaller ``b``) and that
+    fold's tau there ``(F,)``."""
+    folds = grid_tau.shape[0]
+    chosen = np.array([int(np.argmax(np.delete(grid_tau, f, axis=0).mean(axis=0))) for f in range(folds)])
+    return chosen, grid_tau[np.arange(folds), chosen]
+
+
+def evaluate_rules(folds: list[dict], setting: str) -> dict:
+    """Every rule, prior (one network per seed, the seed ensemble) and grid value on every fold:
+    ``{"xgb": {...}, "priors": {prior: {rule: {"grid_tau", "grid_top5", "chosen_b", "nested_tau",
+    "nested_top5"}}}}``; for one network the taus are per seed, ``(S, F, G)`` and ``(S, F)``."""
+    num_seeds = len(folds[0]["seeds"])
+    priors = {"one network": [[s] for s in range(num_seeds)], f"ensemble of {num_seeds} seeds": [list(range(num_seeds))]}
+    result = {"xgb": {"fold_tau": [mean_metrics(xgb_metrics(f, setting))["kendall_tau"] for f in folds],
+                      "fold_top5": [mean_metrics(xgb_metrics(f, setting))["top5"] for f in folds]},
+              "priors": {}}
+    for prior, member_sets in priors.items():
+        for rule in RULES:
+            metrics = np.array([[[[mean_metrics(blended_metrics(f, members, setting, rule, b))[m]
+                                   for m in ("kendall_tau", "top5")] for b in GRID] for f in folds]
+                                for members in member_sets])          # (S, F, G, 2)
+            # one network: b chosen on the other folds' mean over every seed
+            chosen, _ = nested(metrics[..., 0].mean(axis=0))
+            fold_index = np.arange(len(folds))
+            result["priors"].setdefault(prior, {})[rule] = {
+                "grid_tau": metrics[..., 0].tolist(), "grid_top5": metrics[..., 1].tolist(),
+                "chosen_b": [GRID[c] for c in chosen],
+                "nested_tau": metrics[:, fold_index, chosen, 0].tolist(),
+                "nested_top5": metrics[:, fold_index, chosen, 1].tolist()}
+    return result
+
+
+def _spread(values) -> str:
+    values = np.asarray(values, dtype=float)
+    return f"{values.mean():.3f}" if values.size == 1 else f"{values.mean():.3f} ({values.min():.3f}-{values.max():.3f})"
+
+
+def report_lines(run: str, setting: str, folds: list[dict], result: dict, command: str) -> list[str]:
+    """The markdown report."""
+    names = [f["fold"] for f in folds]
+    lines = [f"# Blend rules of `{run}`, {setting}, b chosen by nested cross-validation over folds", "",
+             f"Command: `{command}`", "",
+             f"{len(folds)} folds, {len(folds[0]['seeds'])} seeds; grid b = {', '.join(map(str, GRID))} "
+             f"(shipped: fixed, b = {BLEND_SAMPLES}). Kendall tau of the candidates after the first k; one network: "
+             "mean over seeds (min-max over seeds of the mean over folds).", "",
+             "## Nested: b chosen on the other folds", "",
+             "| prior | rule | " + " | ".join(f"fold {i + 1}" for i in range(len(names)))
+             + " | mean tau | mean top-5 | b chosen per fold |",
+             "| --- | --- |" + " --- |" * (len(names) + 3)]
+    xgb = result["xgb"]
+    lines.append("| - | XGBoost alone | " + " | ".join(f"{t:.3f}" for t in xgb["fold_tau"])
+                 + f" | {np.mean(xgb['fold_tau']):.3f} | {np.mean(xgb['fold_top5']):.3f} | - |")
+    for prior, rules in result["priors"].items():
+        for rule, r in rules.items():
+            tau, top5 = np.asarray(r["nested_tau"]), np.asarray(r["nested_top5"])   # (S, F)
+            lines.append(f"| {prior} | {rule} | " + " | ".join(f"{t:.3f}" for t in tau.mean(axis=0))
+                         + f" | {_spread(tau.mean(axis=1))} | {_spread(top5.mean(axis=1))} | "
+                         + ", ".join(map(str, r["chosen_b"])) + " |")
+    lines += ["", "## Every b on every fold (selected on the folds it is scored on: optimistic, for reading only)",
+              "", "| prior | rule | " + " | ".join(f"b={b}" for b in GRID) + " |", "| --- | --- |" + " --- |" * len(GRID)]
+    for prior, rules in result["priors"].items():
+        for rule, r in rules.items():
+            grid = np.asarray(r["grid_tau"]).mean(axis=(0, 1))
+            lines.append(f"| {prior} | {rule} | " + " | ".join(f"{t:.3f}" for t in grid) + " |")
+    return lines + [""]
+
+
+def plot(result: dict, path: Path) -> None:
+    """Mean tau over folds against b, per prior and rule, with XGBoost alone as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for prior, rules in result["priors"].items():
+        for rule, r in rules.items():
+            ax.semilogx(GRID, np.asarray(r["grid_tau"]).mean(axis=(0, 1)), "o-", base=2, label=f"{prior}, {rule}")
+    ax.axhline(np.mean(result["xgb"]["fold_tau"]), color="k", ls="--", label="XGBoost alone")
+    ax.axvline(BLEND_SAMPLES, color="grey", ls=":", label=f"shipped b = {BLEND_SAMPLES}")
+    ax.set_xlabel("b (prior weight b / (k + b))")
+    ax.set_ylabel("Kendall tau, mean over folds")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="the --out of a ranking_eval.py --keep-scores run")
+    parser.add_argument("--setting", default="online_k64")
+    parser.add_argument("--out", help="result file names under benchmarks/results/ (default <run>_blends)")
+    args = parser.parse_args()
+    folds = load_folds(args.run)
+    if len(folds) < 2:
+        parser.exit(2, f"blend_eval: {len(folds)} kept-score file(s) {RESULTS}/{args.run}_scores_<n>.json.xz: "
+                       "nested cross-validation needs at least 2 folds\n")
+    if any(args.setting not in s["online"] for f in folds for s in f["seeds"]):
+        parser.exit(2, f"blend_eval: the run's kept scores have no setting {args.setting!r}\n")
+    command = "python benchmarks/blend_eval.py " + " ".join(sys.argv[1:])
+    result = evaluate_rules(folds, args.setting)
+    out = args.out or f"{args.run}_blends"
+    lines = report_lines(args.run, args.setting, folds, result, command)
+    atomic_write_bytes(RESULTS / f"{out}.json", json.dumps(
+        {"command": command, "run": args.run, "setting": args.setting, "grid": list(GRID),
+         "folds": [f["fold"] for f in folds], **result}, indent=1).encode())
+    atomic_write_bytes(RESULTS / f"{out}.md", ("\n".join(lines) + "\n").encode())
+    plot(result, RESULTS / f"{out}.png")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
