@@ -60,37 +60,38 @@ def prior_weight_samples(rule: str, b: float, prior_given: np.ndarray, latency_g
     return b * max(tau, 0.0) if tau == tau else 0.0
 
 
-def blended_metrics(fold: dict, members: list[int], setting: str, rule: str, b: float) -> dict[str, dict]:
-    """Per task of ``fold`` in ``setting``: the ranking metrics of the prior (the standardised
-    mean of the networks of the seeds at indices ``members``) blended with the online XGBoost
-    (first member's run; XGBoost is the same in every seed) by ``rule`` with parameter ``b``."""
+def grid_metrics(fold: dict, members: list[int], setting: str) -> dict[str, np.ndarray]:
+    """Per rule, ``(G, 2)``: the mean over the tasks of ``fold`` in ``setting`` of the Kendall tau
+    and top-5 score of the prior (the standardised mean of the networks of the seeds at indices
+    ``members``) blended with the online XGBoost (first member's run; XGBoost is the same in every
+    seed) by that rule, at each ``b`` of :data:`GRID`."""
     k = int(setting.removeprefix("online_k"))
     seeds = fold["seeds"]
-    per_task = {}
+    per_task: dict[str, list[dict[str, dict]]] = {rule: [{} for _ in GRID] for rule in RULES}
     for task, online in seeds[members[0]]["online"][setting].items():
         latency = np.asarray(fold["latency"][task])
         prior = standardised_mean([seeds[m]["online"][setting][task]["tgraph-prior"] for m in members])
         prior_given = standardised_mean([np.asarray(seeds[m]["zero_shot"][task]["tgraph"])[:k] for m in members])
-        samples = prior_weight_samples(rule, b, prior_given, latency[:k])
-        scores = blend_with_prior(prior, np.asarray(online["xgb"]), k, samples)
-        per_task[task] = ranking_metrics(scores, latency[k:])
-    return per_task
+        for rule in RULES:
+            for g, b in enumerate(GRID):
+                samples = prior_weight_samples(rule, b, prior_given, latency[:k])
+                scores = blend_with_prior(prior, np.asarray(online["xgb"]), k, samples)
+                per_task[rule][g][task] = ranking_metrics(scores, latency[k:])
+    return {rule: np.array([[mean_metrics(tasks)[key] for key in ("kendall_tau", "top5")] for tasks in by_b])
+            for rule, by_b in per_task.items()}
 
 
-def xgb_metrics(fold: dict, setting: str) -> dict[str, dict]:
-    """Per task: the online XGBoost's metrics alone."""
+def xgb_metrics(fold: dict, setting: str) -> dict[str, float]:
+    """The online XGBoost's metrics alone, mean over the fold's tasks in ``setting``."""
     k = int(setting.removeprefix("online_k"))
-    return {task: ranking_metrics(np.asarray(online["xgb"]), np.asarray(fold["latency"][task])[k:])
-            for task, online in fold["seeds"][0]["online"][setting].items()}
+    return mean_metrics({task: ranking_metrics(np.asarray(online["xgb"]), np.asarray(fold["latency"][task])[k:])
+                         for task, online in fold["seeds"][0]["online"][setting].items()})
 
 
-def nested(grid_tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def nested(grid_tau: np.ndarray) -> np.ndarray:
     """``grid_tau`` ``(F, G)``: mean tau of fold f at grid value g. Returns the index chosen for
-    each fold ``(F,)`` (best mean over the other folds; ties to the smaller ``b``) and that
-    fold's tau there ``(F,)``."""
-    folds = grid_tau.shape[0]
-    chosen = np.array([int(np.argmax(np.delete(grid_tau, f, axis=0).mean(axis=0))) for f in range(folds)])
-    return chosen, grid_tau[np.arange(folds), chosen]
+    each fold ``(F,)``: the best mean over the other folds (ties to the smaller ``b``)."""
+    return np.array([int(np.argmax(np.delete(grid_tau, f, axis=0).mean(axis=0))) for f in range(grid_tau.shape[0])])
 
 
 def evaluate_rules(folds: list[dict], setting: str) -> dict:
@@ -99,17 +100,15 @@ def evaluate_rules(folds: list[dict], setting: str) -> dict:
     "nested_top5"}}}}``; for one network the taus are per seed, ``(S, F, G)`` and ``(S, F)``."""
     num_seeds = len(folds[0]["seeds"])
     priors = {"one network": [[s] for s in range(num_seeds)], f"ensemble of {num_seeds} seeds": [list(range(num_seeds))]}
-    result = {"xgb": {"fold_tau": [mean_metrics(xgb_metrics(f, setting))["kendall_tau"] for f in folds],
-                      "fold_top5": [mean_metrics(xgb_metrics(f, setting))["top5"] for f in folds]},
+    xgb = [xgb_metrics(f, setting) for f in folds]
+    result = {"xgb": {"fold_tau": [m["kendall_tau"] for m in xgb], "fold_top5": [m["top5"] for m in xgb]},
               "priors": {}}
+    fold_index = np.arange(len(folds))
     for prior, member_sets in priors.items():
+        by_members = [[grid_metrics(f, members, setting) for f in folds] for members in member_sets]
         for rule in RULES:
-            metrics = np.array([[[[mean_metrics(blended_metrics(f, members, setting, rule, b))[m]
-                                   for m in ("kendall_tau", "top5")] for b in GRID] for f in folds]
-                                for members in member_sets])          # (S, F, G, 2)
-            # one network: b chosen on the other folds' mean over every seed
-            chosen, _ = nested(metrics[..., 0].mean(axis=0))
-            fold_index = np.arange(len(folds))
+            metrics = np.array([[by_fold[rule] for by_fold in by_folds] for by_folds in by_members])  # (S, F, G, 2)
+            chosen = nested(metrics[..., 0].mean(axis=0))    # one network: on the other folds' mean over every seed
             result["priors"].setdefault(prior, {})[rule] = {
                 "grid_tau": metrics[..., 0].tolist(), "grid_top5": metrics[..., 1].tolist(),
                 "chosen_b": [GRID[c] for c in chosen],
