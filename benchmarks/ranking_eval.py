@@ -11,7 +11,7 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe value_embedding] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe value_embedding] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
@@ -22,7 +22,8 @@ instead of 64), ``no_recompute`` (multihead without the recomputation global fea
 warm-up), ``hidden128`` (128 channels instead of 64), ``value_embedding`` (every
 configuration feature's quantised value also embedded, ``TGraphConfig.value_bins``),
 ``value_embedding_none`` (the same without the configuration cross-attention: the shipped
-recipe's ablation of it). With XGBoost among the baselines, TGraph and XGBoost averaged
+recipe's ablation of it), ``weight_average`` (the shipped recipe validated and kept as the
+moving average of its weights, ``TrainConfig.weight_average`` 0.995). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -104,6 +105,7 @@ VARIANTS = {
     "hidden128": Variant({"cross_attention": "multihead", "hidden": 128}),
     "value_embedding": Variant({"cross_attention": "multihead", "value_bins": 160}),
     "value_embedding_none": Variant({"cross_attention": "none", "value_bins": 160}),
+    "weight_average": Variant({"cross_attention": "multihead", "value_bins": 160}, {"weight_average": 0.995}),
 }
 
 

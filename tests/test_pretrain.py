@@ -9,16 +9,22 @@ from tvm_tgraph.checkpoint import load_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
 from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble
-from tvm_tgraph.pretrain import PretrainConfig, pretrain, split_by_task, train_checkpoint
+from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, pretrain, split_by_task, train_checkpoint
+from tvm_tgraph.training import TrainConfig
 
 
-def _train(collected_db, target, seed):
+def _split(collected_db, target, seed):
     graphs = configured_graphs(load_measured_tasks(collected_db, target, exclude_families="op:softmax"))
     train, val = split_by_task(list(graphs), 0.5, seed)
     assert not set(train) & set(val) and train and val
-    config = PretrainConfig(steps=12, eval_every=4, seed=seed, network={"hidden": 16, "num_blocks": 1})
-    return pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val},
-                    TGraphConfig.from_schema(FEATURE_SCHEMA, **config.network), config, progress=False)
+    return {n: graphs[n] for n in train}, {n: graphs[n] for n in val}
+
+
+def _train(collected_db, target, seed, train_config=TrainConfig()):
+    config = PretrainConfig(steps=12, eval_every=4, seed=seed, network={"hidden": 16, "num_blocks": 1},
+                            train=train_config)
+    return pretrain(*_split(collected_db, target, seed), TGraphConfig.from_schema(FEATURE_SCHEMA, **config.network),
+                    config, progress=False)
 
 
 def test_training_is_deterministic_given_the_seed(collected_db, target):
@@ -26,6 +32,16 @@ def test_training_is_deterministic_given_the_seed(collected_db, target):
     assert len(history["evaluations"]) == 3 and history["best_step"] in (4, 8, 12)
     for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(x, y), name
+
+
+def test_with_weight_average_the_average_is_validated_and_kept(collected_db, target):
+    """The network returned scores the validation tasks as the history's best evaluation
+    did, and differs from the same run's last raw weights."""
+    model, history = _train(collected_db, target, 3, TrainConfig(weight_average=0.9))
+    _, val = _split(collected_db, target, 3)
+    assert evaluate_graphs(model, val)["mean"]["kendall_tau"] == pytest.approx(history["best_val_kendall_tau"])
+    raw, _ = _train(collected_db, target, 3)
+    assert any(not torch.equal(x, y) for x, y in zip(model.state_dict().values(), raw.state_dict().values()))
 
 
 def test_without_validation_every_task_trains_for_every_step(collected_db, target, tmp_path):

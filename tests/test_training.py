@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from conftest import random_graph
 from scipy.stats import kendalltau
@@ -49,3 +50,29 @@ def test_cosine_schedule_warms_up_then_decays_to_zero_over_the_run():
     online.set_task("t", graph)
     online.train(3)
     assert online.optimizer.param_groups[0]["lr"] == 1e-3
+
+
+def test_weight_average_is_the_exponential_moving_average_of_the_weights():
+    """weight_average=d: after each step the average moves 1 - d of the way to the weights;
+    without it, averaged_state is a copy of the current weights."""
+    graph = random_graph(num_configs=16, seed=2)
+    graph.runtime = np.arange(1.0, 17.0)
+    model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2, dropout=0.0))
+    model.fit_normalization([graph])
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer = RankingTrainer(model, TrainConfig(lr=1e-2, weight_average=0.75), seed=0)
+    trainer.set_task("t", graph)
+    trainer.step("t")
+    first = {k: v.clone() for k, v in model.state_dict().items()}
+    trainer.step("t")
+    average, now = trainer.averaged_state(), model.state_dict()
+    moved = [k for k in start if start[k].is_floating_point() and not torch.equal(first[k], now[k])]
+    assert moved
+    for key in start:
+        expected = (0.75 * (0.75 * start[key] + 0.25 * first[key]) + 0.25 * now[key]
+                    if start[key].is_floating_point() else now[key])
+        torch.testing.assert_close(average[key], expected)
+    plain = RankingTrainer(model, TrainConfig(), seed=0)
+    assert all(torch.equal(v, now[k]) for k, v in plain.averaged_state().items())
+    with pytest.raises(ValueError, match="weight_average"):
+        RankingTrainer(model, TrainConfig(weight_average=1.0))

@@ -4,12 +4,14 @@ No task is on both sides of the split; training stops early when the mean Kendal
 the validation tasks has not improved for ``patience`` evaluations, and the best weights
 are kept. With no validation share (``val_fraction=0``: a checkpoint to ship, its step count
 chosen by cross-validation beforehand) every task trains for ``steps`` steps and the last
-weights are kept. Everything is seeded: the same data, config and seed give the same
+weights are kept. With ``TrainConfig.weight_average`` the weights validated and kept are the
+moving average of the weights. Everything is seeded: the same data, config and seed give the same
 checkpoint.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -102,9 +104,13 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     for name, graph in train_graphs.items():
         trainer.set_task(name, graph)
     cached_val = {name: (GraphTensors.from_graph(g), g.runtime) for name, g in val_graphs.items()}
+    averaging = config.train.weight_average > 0
+    validated = copy.deepcopy(model) if averaging else model    # holds the weights validated and kept
 
     def val_tau() -> float:
-        taus = [kendall_tau(predict_scores(model, tensors), runtime) for tensors, runtime in cached_val.values()]
+        if averaging:
+            validated.load_state_dict(trainer.averaged_state())
+        taus = [kendall_tau(predict_scores(validated, tensors), runtime) for tensors, runtime in cached_val.values()]
         return float(np.nanmean(taus)) if taus else float("nan")
 
     history = {"evaluations": [], "best_step": 0, "best_val_kendall_tau": -math.inf}
@@ -128,7 +134,7 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
         bar.set_postfix_str(f"loss {entry['train_loss']:.4f} val tau {tau:.3f}")
         if tau > history["best_val_kendall_tau"] or best_state is None:
             history.update(best_step=step, best_val_kendall_tau=tau)
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            best_state = trainer.averaged_state()
             stale = 0
         else:
             stale += 1
@@ -136,10 +142,10 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
                 break
     bar.close()
     history["steps"] = step
-    if best_state is None:      # no validation tasks: the last weights
+    if best_state is None:      # no validation tasks: the last weights (or their average)
         history.update(best_step=step, best_val_kendall_tau=None)
-    else:
-        model.load_state_dict(best_state)
+        best_state = trainer.averaged_state()
+    model.load_state_dict(best_state)
     model.eval()
     return model, history
 
