@@ -11,7 +11,7 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe value_embedding] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--baselines xgb,mlp]
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
@@ -21,9 +21,9 @@ instead of 64), ``no_recompute`` (multihead without the recomputation global fea
 ``tvm_tgraph.convert.tir.schema``), ``cosine`` (the cosine learning-rate schedule with
 warm-up), ``hidden128`` (128 channels instead of 64), ``value_embedding`` (every
 configuration feature's quantised value also embedded, ``TGraphConfig.value_bins``),
-``value_embedding_none`` (the same without the configuration cross-attention: the shipped
-recipe's ablation of it), ``weight_average`` (the shipped recipe validated and kept as the
-moving average of its weights, ``TrainConfig.weight_average`` 0.995). With XGBoost among the baselines, TGraph and XGBoost averaged
+``value_embedding_none`` (the same without the configuration cross-attention),
+``weight_average`` (``value_embedding`` validated and kept as the moving average of its
+weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -216,10 +216,11 @@ def main() -> None:
                         "family per fold: the families dealt into this many groups")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--steps", type=int, default=3000)
-    parser.add_argument("--recipe", default="value_embedding", choices=list(VARIANTS),
+    parser.add_argument("--recipe", default="weight_average", choices=list(VARIANTS),
                         help="the variant compared against XGBoost and MLP, zero-shot and online (default "
-                             "value_embedding, the shipped recipe; multihead: the same without the value "
-                             "embedding, the shipped recipe until 2026-12-02)")
+                             "weight_average, the shipped recipe; value_embedding: the same without the "
+                             "weights' moving average, the shipped recipe until 2026-12-04; multihead: "
+                             "without the value embedding either, the shipped recipe until 2026-12-02)")
     parser.add_argument("--ablations", default="softmax,none",
                         help="comma-separated variants scored zero-shot beside the recipe on every fold and seed "
                              "(empty for none)")

@@ -78,6 +78,9 @@ def add_train(sub) -> None:
     p.add_argument("--lr-schedule", choices=["constant", "cosine"], default="constant",
                    help="learning rate over --steps (default constant; cosine: 100 warm-up steps, then "
                         "decay to 0 at the last step)")
+    p.add_argument("--weight-average", type=fraction, default=0.995,
+                   help="validate and keep the exponential moving average of the weights, with this decay "
+                        "(default 0.995, the shipped recipe: roughly the last 200 steps); 0: the weights themselves")
     p.add_argument("--cross-attention", choices=["multihead", "softmax", "none"], default="multihead",
                    help="how configurations attend to each other: multi-head (default), the reference code's "
                         "parameter-free softmax, or none (ablation)")
@@ -106,7 +109,7 @@ def _cmd_train(args) -> int:
         seed=args.seed[0],
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention,
                  "value_bins": args.value_bins},
-        train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule),
+        train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule, weight_average=args.weight_average),
     )
     card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),
                                 command="tgraph " + shlex.join(args.argv), seeds=args.seed)
