@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
-from tvm_tgraph.metrics import kendall_tau, mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
+from tvm_tgraph.metrics import kendall_tau, mean_and_range, mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 GRID = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -117,11 +117,6 @@ def evaluate_rules(folds: list[dict], setting: str) -> dict:
     return result
 
 
-def _spread(values) -> str:
-    values = np.asarray(values, dtype=float)
-    return f"{values.mean():.3f}" if values.size == 1 else f"{values.mean():.3f} ({values.min():.3f}-{values.max():.3f})"
-
-
 def report_lines(run: str, setting: str, folds: list[dict], result: dict, command: str) -> list[str]:
     """The markdown report."""
     names = [f["fold"] for f in folds]
@@ -141,7 +136,7 @@ def report_lines(run: str, setting: str, folds: list[dict], result: dict, comman
         for rule, r in rules.items():
             tau, top5 = np.asarray(r["nested_tau"]), np.asarray(r["nested_top5"])   # (S, F)
             lines.append(f"| {prior} | {rule} | " + " | ".join(f"{t:.3f}" for t in tau.mean(axis=0))
-                         + f" | {_spread(tau.mean(axis=1))} | {_spread(top5.mean(axis=1))} | "
+                         + f" | {mean_and_range(tau.mean(axis=1))} | {mean_and_range(top5.mean(axis=1))} | "
                          + ", ".join(map(str, r["chosen_b"])) + " |")
     lines += ["", "## Every b on every fold (selected on the folds it is scored on: optimistic, for reading only)",
               "", "| prior | rule | " + " | ".join(f"b={b}" for b in GRID) + " |", "| --- | --- |" + " --- |" * len(GRID)]

@@ -61,7 +61,7 @@ from tvm_tgraph.convert.tir import FEATURE_SCHEMA, RECOMPUTE_COLUMN  # noqa: E40
 from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import database_sha256, load_configured_graphs, load_measured_tasks  # noqa: E402
-from tvm_tgraph.metrics import mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
+from tvm_tgraph.metrics import mean_and_range, mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
 from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
 from tvm_tgraph.training import TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu, make_target  # noqa: E402
@@ -198,14 +198,6 @@ def seed_ensembles(runs: list[dict], held_out: list) -> dict[str, dict]:
         ensembles[f"{setting}/{model}-prior+xgb"] = {"setting": setting, "model": f"{model}-prior+xgb",
                                                      "per_task": per_task, "mean": mean_metrics(per_task)}
     return {name: {key: e[key] for key in ("setting", "model", "per_task", "mean")} for name, e in ensembles.items()}
-
-
-def _spread(values: list[float]) -> str:
-    """``mean (min-max)`` over seeds."""
-    values = [v for v in values if v == v]
-    if not values:
-        return "-"
-    return f"{np.mean(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
 def main() -> None:
@@ -373,11 +365,11 @@ def _fold_lines(fold: str, cpu: str, runs: list[dict], settings, ablations: list
              "", "| setting | model | " + " | ".join(METRICS) + " |", "| --- | --- |" + " --- |" * len(METRICS)]
     for setting in settings:
         for model in runs[0]["results"][setting]:
-            cells = [_spread([r["results"][setting][model]["mean"].get(m, float("nan")) for r in runs])
+            cells = [mean_and_range([r["results"][setting][model]["mean"].get(m, float("nan")) for r in runs])
                      for m in METRICS]
             lines.append(f"| {setting} | {model} | " + " | ".join(cells) + " |")
     for variant in ablations:
-        cells = [_spread([r["ablations"][variant]["mean"].get(m, float("nan")) for r in runs]) for m in METRICS]
+        cells = [mean_and_range([r["ablations"][variant]["mean"].get(m, float("nan")) for r in runs]) for m in METRICS]
         lines.append(f"| zero_shot | tgraph-{variant} | " + " | ".join(cells) + " |")
     for name, ensemble in ensembles.items():
         lines.append(f"| {ensemble.get('setting', 'zero_shot')} | {ensemble.get('model', name)} | "
@@ -397,7 +389,7 @@ def _overall_lines(overall: dict, start: float) -> list[str]:
     lines = ["## Mean over folds (Kendall tau; per seed the mean over folds, then mean and min-max over seeds)", "",
              "| setting | model | Kendall tau |", "| --- | --- | --- |"]
     for (setting, model), by_seed in overall.items():
-        lines.append(f"| {setting} | {model} | {_spread([float(np.nanmean(v)) for v in by_seed.values()])} |")
+        lines.append(f"| {setting} | {model} | {mean_and_range([float(np.nanmean(v)) for v in by_seed.values()])} |")
     return lines + [f"\nTotal time: {(time.time() - start) / 60:.1f} min."]
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tvm_tgraph.metrics import mean_and_range  # noqa: E402
 from tvm_tgraph.workflows.evaluate import METRICS  # noqa: E402
 
 
@@ -60,7 +61,7 @@ def summary(spec: str, report: dict, results: dict, with_ensembles: bool = True)
     lines = [f"{spec}: {len({fold for fold, _ in results})} folds x {len(seeds)} seeds"]
     for metric in METRICS:
         per_seed = [np.mean([r["mean"][metric] for (_, s), r in results.items() if s == seed]) for seed in seeds]
-        lines.append(f"  {metric:<12} {np.mean(per_seed):.3f} ({min(per_seed):.3f}-{max(per_seed):.3f})")
+        lines.append(f"  {metric:<12} {mean_and_range(per_seed)}")
     steps = sorted(r["history"]["best_step"] for r in results.values() if r.get("history"))
     if steps:
         lines.append(f"  best validation steps {steps[0]}-{steps[-1]}, median {np.median(steps):.0f}")

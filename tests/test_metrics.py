@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from tvm_tgraph.metrics import best_so_far, kendall_tau, opa, standardised_mean, top_k_score
+from tvm_tgraph.metrics import best_so_far, kendall_tau, mean_and_range, opa, standardised_mean, top_k_score
 
 LATENCY = np.array([4.0, 1.0, 3.0, 2.0])
 
@@ -36,3 +36,10 @@ def test_standardised_mean_weighs_models_equally_whatever_their_scale():
     np.testing.assert_allclose(standardised_mean([small, large]), 0.0, atol=1e-12)
     mean = standardised_mean([small, 2.0 * small + 5.0, np.full(4, 7.0)])
     assert np.all(np.diff(mean) > 0) and abs(mean.mean()) < 1e-12
+
+
+def test_mean_and_range_leaves_out_missing_values():
+    assert mean_and_range([0.5, 0.25, float("nan"), 0.75]) == "0.500 (0.250-0.750)"
+    assert mean_and_range([0.4, float("nan")]) == "0.400"
+    assert mean_and_range([float("nan")]) == "-"
+    assert mean_and_range([]) == "-"

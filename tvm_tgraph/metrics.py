@@ -80,3 +80,16 @@ def mean_metrics(per_task: dict[str, dict[str, float]]) -> dict[str, float]:
         return {}
     keys = next(iter(per_task.values())).keys()
     return {k: float(np.nanmean([m[k] for m in per_task.values()])) for k in keys}
+
+
+def mean_and_range(values) -> str:
+    """``"mean (min-max)"`` of ``values`` to three decimals, as the benchmark reports print a
+    metric over seeds or folds; NaN entries are left out, one value prints its mean alone
+    and none prints ``"-"``."""
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if not values.size:
+        return "-"
+    if values.size == 1:
+        return f"{values[0]:.3f}"
+    return f"{values.mean():.3f} ({values.min():.3f}-{values.max():.3f})"
