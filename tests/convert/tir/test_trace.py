@@ -7,6 +7,7 @@ import pytest
 from conftest import sample_candidates
 
 from tvm_tgraph.convert.tir import KIND, parse_trace, task_graph, trace_config_features
+from tvm_tgraph.convert.tir.trace import _parse_line
 from tvm_tgraph.errors import UnsupportedProgramError
 
 
@@ -42,3 +43,17 @@ def test_unknown_trace_instruction_is_named():
     trace = '  b0 = sch.get_sblock(name="T_matmul_NN", func_name="main")\n  sch.tensorize_magic(block=b0)\n'
     with pytest.raises(UnsupportedProgramError, match="tensorize_magic"):
         trace_config_features(graph, trace)
+
+
+def test_a_trace_reads_the_same_after_other_traces_shared_its_lines():
+    """Parsed lines are kept and shared between traces: replaying other candidates first
+    must not change what a candidate with the same lines reads."""
+    context, candidates = sample_candidates("matmul")
+    graph = task_graph(context.mod)
+    _parse_line.cache_clear()
+    alone = trace_config_features(graph, candidates[-1].sch.trace)
+    _parse_line.cache_clear()
+    for cand in candidates:
+        trace_config_features(graph, cand.sch.trace)
+    assert _parse_line.cache_info().hits > 0, "the candidates of one task share lines"
+    np.testing.assert_array_equal(trace_config_features(graph, candidates[-1].sch.trace), alone)

@@ -9,6 +9,7 @@ unroll) into the columns of the node it concerns.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -76,25 +77,39 @@ def parse_trace(text: str) -> list[tuple[str, list, dict, list[str]]]:
     Returns
     -------
     list of (method, positional args, keyword args, output RV names)
+        Shared with every other trace holding the same line (see :func:`_parse_line`):
+        read them, never change them.
     """
     calls = []
     for line in text.splitlines():
-        match = _LINE.match(line)
-        if match is None:
+        call = _parse_line(line)
+        if call is None:
             continue
-        method = match["method"]
-        if method == "enter_postproc":
+        if call[0] == "enter_postproc":
             break
-        args, kwargs = [], {}
-        for part in _split_top_level(match["args"]):
-            key, sep, rest = part.partition("=")
-            if sep and _IDENT.match(key.strip()) and not rest.startswith("="):
-                kwargs[key.strip()] = _value(rest.strip())
-            else:
-                args.append(_value(part))
-        outputs = [name.strip() for name in (match["outputs"] or "").split(",") if name.strip()]
-        calls.append((method, args, kwargs, outputs))
+        calls.append(call)
     return calls
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse_line(line: str) -> tuple[str, list, dict, list[str]] | None:
+    """One trace line's ``(method, positional args, keyword args, output RV names)``, or
+    None for a line that is no ``sch.<method>(...)`` call. Kept by the line's text: the
+    candidates of one task repeat most of their lines (lookups, structural steps, the same
+    sampled decisions; about 7% of the lines of 900 random candidates of three operators
+    are distinct), so most lines are parsed once."""
+    match = _LINE.match(line)
+    if match is None:
+        return None
+    args, kwargs = [], {}
+    for part in _split_top_level(match["args"]):
+        key, sep, rest = part.partition("=")
+        if sep and _IDENT.match(key.strip()) and not rest.startswith("="):
+            kwargs[key.strip()] = _value(rest.strip())
+        else:
+            args.append(_value(part))
+    outputs = [name.strip() for name in (match["outputs"] or "").split(",") if name.strip()]
+    return match["method"], args, kwargs, outputs
 
 
 @dataclass
