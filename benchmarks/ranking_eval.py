@@ -23,7 +23,8 @@ warm-up), ``hidden128`` (128 channels instead of 64), ``value_embedding`` (every
 configuration feature's quantised value also embedded, ``TGraphConfig.value_bins``),
 ``value_embedding_none`` (the same without the configuration cross-attention),
 ``weight_average`` (``value_embedding`` validated and kept as the moving average of its
-weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe). With XGBoost among the baselines, TGraph and XGBoost averaged
+weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe), ``weight_average_none``
+(the same without the configuration cross-attention). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -106,6 +107,7 @@ VARIANTS = {
     "value_embedding": Variant({"cross_attention": "multihead", "value_bins": 160}),
     "value_embedding_none": Variant({"cross_attention": "none", "value_bins": 160}),
     "weight_average": Variant({"cross_attention": "multihead", "value_bins": 160}, {"weight_average": 0.995}),
+    "weight_average_none": Variant({"cross_attention": "none", "value_bins": 160}, {"weight_average": 0.995}),
 }
 
 
