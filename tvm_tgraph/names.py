@@ -10,7 +10,8 @@ imports, so that the command line lists them without loading TVM.
 COST_MODELS = ("tgraph", "tgraph-frozen", "tgraph-xgb", "xgb", "xgb-warm16", "random")
 
 #: MetaSchedule's own searches, the project's pruning search in four sizes, the light one
-#: with explorers picked by the TGraph cost model's uncertainty, and the light one with
-#: smaller pools (the pool-size measurement).
+#: with explorers picked by the TGraph cost model's uncertainty, the light one with smaller
+#: pools (the pool-size measurement) and with a smaller proposer population (the screening-cost
+#: measurement).
 STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256",
-              "pruning-light-ucb", "pruning-light-pool64", "pruning-light-pool128")
+              "pruning-light-ucb", "pruning-light-pool64", "pruning-light-pool128", "pruning-light-pop192")

@@ -48,7 +48,7 @@ def test_every_strategy_name_makes_its_search():
     assert sizes == {"pruning": (256, 512, True), "pruning-light": (256, 256, True),
                      "pruning-fast": (512, 256, False), "pruning-fast-256": (256, 128, False),
                      "pruning-light-ucb": (256, 256, True), "pruning-light-pool64": (64, 256, True),
-                     "pruning-light-pool128": (128, 256, True)}
+                     "pruning-light-pool128": (128, 256, True), "pruning-light-pop192": (256, 192, True)}
     assert made["pruning-light-ucb"].params["uncertainty_from"] is tgraph
     assert made["pruning-light"].params["uncertainty_from"] is None
     with pytest.raises(ValueError, match="needs a TGraph cost model"):

@@ -118,7 +118,8 @@ def make_strategy(name: str, cost_model=None):
     quarter of the screening (population 256, one generation per round), ``"pruning-light-ucb"``
     the light one picking its explorers by ``cost_model``'s uncertainty (a
     :class:`~cost_models.TGraphCostModel`), ``"pruning-light-pool64"`` / ``"pruning-light-pool128"``
-    the light one choosing from a pool of 64 / 128 instead of 256, ``"pruning-fast"`` the light proposer unguided,
+    the light one choosing from a pool of 64 / 128 instead of 256, ``"pruning-light-pop192"`` the
+    light one with a proposer population of 192 instead of 256, ``"pruning-fast"`` the light proposer unguided,
     every candidate of a round (up to 512) scored once, in the pool, ``"pruning-fast-256"`` the
     same with half the pool (population 128, up to 256 scored)."""
     if name not in STRATEGIES:
@@ -135,6 +136,8 @@ def make_strategy(name: str, cost_model=None):
     if name.startswith("pruning-light-pool"):
         return PruningSearch(pool_size=int(name.removeprefix("pruning-light-pool")), population_size=256,
                              genetic_num_iters=1)
+    if name == "pruning-light-pop192":
+        return PruningSearch(population_size=192, genetic_num_iters=1)
     if name == "pruning-fast":
         return PruningSearch(pool_size=512, population_size=256, genetic_num_iters=1, guide_proposer=False)
     if name == "pruning-fast-256":
