@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -62,6 +63,25 @@ def _untrained_xgb():
     return XGBModel(num_warmup_samples=0, adaptive_training=False)
 
 
+def train_xgb_once(model, train_tasks: list[MeasuredTask]) -> None:
+    """Give ``model`` (an ``XGBModel`` from :func:`_untrained_xgb`) every training task's
+    candidates and train it once, on all of them.
+
+    ``XGBModel.update`` retrains from scratch on all the data it holds, so the model left by
+    updating on one task after another, retraining each time, is the one trained after the
+    last task: this holds the training back until then (``adaptive_training`` skips training
+    while the data grew by less than a fifth of ``last_train_size``), one training instead of
+    one per task. Every task adds rows (every scheduled program stores something), so the last
+    update trains.
+    """
+    model.adaptive_training, model.last_train_size = True, sys.maxsize
+    for task in train_tasks[:-1]:
+        model.update(task.context, task.candidates, task.runner_results())
+    model.adaptive_training = False
+    for task in train_tasks[-1:]:
+        model.update(task.context, task.candidates, task.runner_results())
+
+
 class _Baseline:
     """A TVM cost model trained once on the training tasks, restored fresh per held-out task."""
 
@@ -70,8 +90,7 @@ class _Baseline:
         self.model = self._new()
         start = time.perf_counter()
         if kind == "xgb":
-            for task in train_tasks:
-                self.model.update(task.context, task.candidates, task.runner_results())
+            train_xgb_once(self.model, train_tasks)
         else:
             random.seed(seed)   # the MLP's own train/test split uses Python's random
             self._train_mlp(train_tasks)
