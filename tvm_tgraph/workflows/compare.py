@@ -40,9 +40,11 @@ METHODS = {
     "tgraph-xgb+pruning-light": ("tgraph-xgb", "pruning-light"),
     # the same with explorers picked by the disagreement of the network and XGBoost, not at random
     "tgraph-xgb+pruning-light-ucb": ("tgraph-xgb", "pruning-light-ucb"),
-    # the same with a smaller pool to choose the measured candidates from (256 above)
+    # the same with a smaller pool to choose the measured candidates from (256 above), or a smaller
+    # population screened per round (192 instead of 256)
     "tgraph-xgb+pruning-light-pool64": ("tgraph-xgb", "pruning-light-pool64"),
     "tgraph-xgb+pruning-light-pool128": ("tgraph-xgb", "pruning-light-pool128"),
+    "tgraph-xgb+pruning-light-pop192": ("tgraph-xgb", "pruning-light-pop192"),
     "tgraph-xgb": ("tgraph-xgb", "evolutionary"),
     "tgraph": ("tgraph", "evolutionary"),
     "xgb": ("xgb", "evolutionary"),
