@@ -85,6 +85,15 @@ def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
     assert summary["machine_speed"]["comparable"]
 
 
+def test_model_summary_without_xgboost_has_no_reference():
+    summary = summarise_models([_run("tgraph+pruning", [2.0, 1.5]), _run("tgraph+pruning", [2.5, 1.0], seed=1)])
+    assert summary["m"]["reference_s"] is None
+    assert "vs_stronger_xgb" not in summary["m"]["methods"]["tgraph+pruning"]
+    markdown = format_models_markdown(summary)
+    assert "none, no XGBoost method in this call" in markdown and "nan" not in markdown
+    assert "| tgraph+pruning | 2250.000 [2000.000-2500.000] | 1250.000 [1000.000-1500.000] | - | - | 100 |" in markdown
+
+
 def test_model_summary_reports_the_in_model_guard_at_the_final_checkpoint():
     def decision(kept, tuned_s):
         choice = {"default_tasks": ["bn"] if kept else [], "candidates": ["bn"], "tuned_s": tuned_s,

@@ -205,7 +205,8 @@ def summarise_models(results: list[ModelRun]) -> dict:
     time to each checkpoint and the cost model's share of the whole run.
 
     Returns ``{model: {"tasks", "checkpoints", "reference_s", "machine_speed", "methods":
-    {method: {...}}}}``, ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds`
+    {method: {...}}}}`` (``reference_s`` None, and no ratio or trials to it, when no XGBoost
+    method ran), ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds`
     gives it.
     """
     summary = {}
@@ -228,13 +229,14 @@ def summarise_models(results: list[ModelRun]) -> dict:
                 "guard": _guard_summary(rs, final),
             }
         xgb = [m for m in XGB_METHODS if m in methods]
-        reference = min((methods[m]["latency_s"][final]["median"] for m in xgb), default=float("nan"))
+        reference = min((methods[m]["latency_s"][final]["median"] for m in xgb), default=None)
         for method, entry in methods.items():
-            if xgb:
-                entry["vs_stronger_xgb"] = {
-                    str(b): entry["latency_s"][str(b)]["median"] / min(methods[m]["latency_s"][str(b)]["median"]
-                                                                       for m in xgb)
-                    for b in checkpoints}
+            if reference is None:
+                continue
+            entry["vs_stronger_xgb"] = {
+                str(b): entry["latency_s"][str(b)]["median"] / min(methods[m]["latency_s"][str(b)]["median"]
+                                                                   for m in xgb)
+                for b in checkpoints}
             reach = [next((b for b in checkpoints if r.latency_s[str(b)] <= reference), float("inf"))
                      for r in runs[method]]
             entry["trials_per_task_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
@@ -264,7 +266,8 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
             lines += [f"Untuned `tvm.compile` build: {untuned_s[model] * 1e3:.3f} ms.", ""]
         lines += [speed_line(entry["machine_speed"]), ""]
         lines += [f"Reference (stronger XGBoost's median at {final} trials per task): "
-                  f"{entry['reference_s'] * 1e3:.4f} ms", "",
+                  + ("none, no XGBoost method in this call" if entry["reference_s"] is None
+                     else f"{entry['reference_s'] * 1e3:.4f} ms"), "",
                   "End-to-end latency, ms, median [min-max] over seeds, by trials per task:", "",
                   "| method | " + " | ".join(f"@{b}" for b in checkpoints)
                   + f" | vs stronger XGB @{final} | trials/task to reference | wall s | cost-model share |"
@@ -273,11 +276,12 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
         for method, m in entry["methods"].items():
             cells = [f"{m['latency_s'][str(b)]['median'] * 1e3:.3f} [{m['latency_s'][str(b)]['min'] * 1e3:.3f}-"
                      f"{m['latency_s'][str(b)]['max'] * 1e3:.3f}]" for b in checkpoints]
-            reach = m["trials_per_task_to_reference"]["median"]
+            reach = m.get("trials_per_task_to_reference", {}).get("median")
             ratio = m.get("vs_stronger_xgb", {}).get(final)
             lines.append(f"| {method} | " + " | ".join(cells)
                          + f" | {'-' if ratio is None else f'{ratio:.3f}x'} | "
-                         f"{f'{reach:.0f}' if np.isfinite(reach) else 'not reached'} | {m['wall_s']:.0f} | "
+                         f"{'-' if reach is None else f'{reach:.0f}' if np.isfinite(reach) else 'not reached'} | "
+                         f"{m['wall_s']:.0f} | "
                          f"{m['cost_model_share'] * 100:.1f}% | {m['max_abs_diff']:.1e} |")
         guarded = {method: m["guard"] for method, m in entry["methods"].items() if m.get("guard")}
         if guarded:
