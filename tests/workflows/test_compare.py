@@ -61,6 +61,16 @@ def test_summary_counts_only_a_win_over_the_stronger_xgboost():
     assert tg["cost_model_share"] == 0.1
 
 
+def test_summary_without_xgboost_has_no_reference():
+    runs = [RunResult("w", "tgraph+pruning", seed, [2.0, 1.0], wall_s=10.0, cost_model_s=1.0) for seed in (0, 1)]
+    summary = summarise(runs, budgets=(2,))
+    assert summary["w"]["reference_s"] is None
+    assert "trials_to_reference" not in summary["w"]["methods"]["tgraph+pruning"]
+    markdown = format_markdown(summary, budgets=(2,))
+    assert "none, no XGBoost method in this call" in markdown and "nan" not in markdown
+    assert "| tgraph+pruning | 1000.0000 [1000.0000-1000.0000] | - | - | 10 | 10.0% |" in markdown
+
+
 def test_operator_runs_timed_at_different_machine_speeds_are_flagged():
     """Operator runs record their workload's untuned build timed in their own call; runs
     10% apart (same CPU name, another session) are not shown as comparable."""

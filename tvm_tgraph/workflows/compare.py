@@ -212,13 +212,26 @@ def _trials_to_reach(curve: list[float], latency: float) -> float:
     return float(hits[0] + 1) if len(hits) else float("inf")
 
 
+def reference_text(reference_s: float | None) -> str:
+    """The stronger XGBoost's reference latency as a report shows it, or why there is none."""
+    return "none, no XGBoost method in this call" if reference_s is None else f"{reference_s * 1e3:.4f} ms"
+
+
+def reach_text(trials: float | None) -> str:
+    """Trials (or trials per task) a method needed to reach the reference, as a report cell:
+    ``-`` without a reference, ``not reached`` when it never did."""
+    if trials is None:
+        return "-"
+    return f"{trials:.0f}" if np.isfinite(trials) else "not reached"
+
+
 def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
     """Per workload and method: median and spread over seeds of the best latency at each
     budget, trials needed to reach the stronger XGBoost baseline's final best (the lower of
     ``xgb`` / ``xgb-warm16`` median final best), wall time and the cost model's share.
 
-    Returns ``{workload: {"reference_s": float, "machine_speed": dict, "methods": {method: {...}}}}``,
-    ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds` gives it.
+    Returns ``{workload: {"reference_s": float, "machine_speed": dict, "methods": {method: {...}}}}``
+    (``reference_s`` None, and no trials to it, when no XGBoost method ran), ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds` gives it.
     """
     summary = {}
     for workload in dict.fromkeys(r.workload for r in results):
@@ -228,18 +241,19 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
                 runs.setdefault(r.method, []).append(r)
         final = {m: float(np.median([_best_at(r.curve, len(r.curve)) for r in rs])) for m, rs in runs.items()}
         xgb_finals = [final[m] for m in XGB_METHODS if m in final]
-        reference = min(xgb_finals) if xgb_finals else float("nan")
+        reference = min(xgb_finals) if xgb_finals else None
         methods = {}
         for method, rs in runs.items():
             at = {b: [_best_at(r.curve, b) for r in rs] for b in budgets}
-            reach = [_trials_to_reach(r.curve, reference) for r in rs]
             methods[method] = {
                 "seeds": [r.seed for r in rs],
                 "best_s": {str(b): spread(v) for b, v in at.items()},
-                "trials_to_reference": {"median": float(np.median(reach)), "per_seed": reach},
                 "wall_s": float(np.median([r.wall_s for r in rs])),
                 "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
             }
+            if reference is not None:
+                reach = [_trials_to_reach(r.curve, reference) for r in rs]
+                methods[method]["trials_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
         for method, entry in methods.items():
             entry["vs_stronger_xgb"] = {
                 str(b): entry["best_s"][str(b)]["median"] / min(methods[m]["best_s"][str(b)]["median"]
@@ -262,17 +276,16 @@ def format_markdown(summary: dict, budgets=BUDGETS, seen: dict[str, list[str] | 
                       + ("unknown (its training database is not at hand)" if seen[workload] is None
                          else "yes" if seen[workload] else "no") + ".", ""]
         lines += [speed_line(entry["machine_speed"]), "",
-                  f"Reference (stronger XGBoost's median final best): {entry['reference_s'] * 1e3:.4f} ms", "",
+                  f"Reference (stronger XGBoost's median final best): {reference_text(entry['reference_s'])}", "",
                   "| method | " + " | ".join(f"best ms @{b}" for b in budgets)
                   + " | trials to reference | vs stronger XGB @64 | wall s | cost-model share |",
                   "| --- |" + " --- |" * (len(budgets) + 4)]
         for method, m in entry["methods"].items():
             cells = [f"{m['best_s'][str(b)]['median'] * 1e3:.4f} [{m['best_s'][str(b)]['min'] * 1e3:.4f}-"
                      f"{m['best_s'][str(b)]['max'] * 1e3:.4f}]" for b in budgets]
-            reach = m["trials_to_reference"]["median"]
-            reach_text = f"{reach:.0f}" if np.isfinite(reach) else "not reached"
+            reach = m.get("trials_to_reference", {}).get("median")
             ratio = m.get("vs_stronger_xgb", {}).get("64")
-            lines.append(f"| {method} | " + " | ".join(cells) + f" | {reach_text} | "
+            lines.append(f"| {method} | " + " | ".join(cells) + f" | {reach_text(reach)} | "
                          f"{'-' if ratio is None else f'{ratio:.3f}x'} | {m['wall_s']:.0f} | "
                          f"{m['cost_model_share'] * 100:.1f}% |")
         lines.append("")

@@ -33,8 +33,8 @@ from ..files import atomic_write_bytes
 from ..model_zoo import extract_tir_tasks
 from ..tvm_env import host_cpu_names
 from ..workloads import load_module
-from .compare import (XGB_METHODS, finished_run, method_parts, run_directory, run_each, seen_in_training,
-                      set_aside_interrupted)
+from .compare import (XGB_METHODS, finished_run, method_parts, reach_text, reference_text, run_directory, run_each,
+                      seen_in_training, set_aside_interrupted)
 from .end_to_end import UntunedModel, untuned
 from .machine_speed import machine_speeds, speed_line, spread
 from .schedule_guard import guard
@@ -230,16 +230,15 @@ def summarise_models(results: list[ModelRun]) -> dict:
             }
         xgb = [m for m in XGB_METHODS if m in methods]
         reference = min((methods[m]["latency_s"][final]["median"] for m in xgb), default=None)
-        for method, entry in methods.items():
-            if reference is None:
-                continue
-            entry["vs_stronger_xgb"] = {
-                str(b): entry["latency_s"][str(b)]["median"] / min(methods[m]["latency_s"][str(b)]["median"]
-                                                                   for m in xgb)
-                for b in checkpoints}
-            reach = [next((b for b in checkpoints if r.latency_s[str(b)] <= reference), float("inf"))
-                     for r in runs[method]]
-            entry["trials_per_task_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
+        if reference is not None:
+            for method, entry in methods.items():
+                entry["vs_stronger_xgb"] = {
+                    str(b): entry["latency_s"][str(b)]["median"] / min(methods[m]["latency_s"][str(b)]["median"]
+                                                                       for m in xgb)
+                    for b in checkpoints}
+                reach = [next((b for b in checkpoints if r.latency_s[str(b)] <= reference), float("inf"))
+                         for r in runs[method]]
+                entry["trials_per_task_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
         tasks = runs[next(iter(runs))][0].tasks
         summary[model] = {"tasks": tasks, "checkpoints": checkpoints, "reference_s": reference,
                           "machine_speed": machine_speeds([r.untuned_s for rs in runs.values() for r in rs]),
@@ -266,8 +265,7 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
             lines += [f"Untuned `tvm.compile` build: {untuned_s[model] * 1e3:.3f} ms.", ""]
         lines += [speed_line(entry["machine_speed"]), ""]
         lines += [f"Reference (stronger XGBoost's median at {final} trials per task): "
-                  + ("none, no XGBoost method in this call" if entry["reference_s"] is None
-                     else f"{entry['reference_s'] * 1e3:.4f} ms"), "",
+                  f"{reference_text(entry['reference_s'])}", "",
                   "End-to-end latency, ms, median [min-max] over seeds, by trials per task:", "",
                   "| method | " + " | ".join(f"@{b}" for b in checkpoints)
                   + f" | vs stronger XGB @{final} | trials/task to reference | wall s | cost-model share |"
@@ -280,8 +278,7 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
             ratio = m.get("vs_stronger_xgb", {}).get(final)
             lines.append(f"| {method} | " + " | ".join(cells)
                          + f" | {'-' if ratio is None else f'{ratio:.3f}x'} | "
-                         f"{'-' if reach is None else f'{reach:.0f}' if np.isfinite(reach) else 'not reached'} | "
-                         f"{m['wall_s']:.0f} | "
+                         f"{reach_text(reach)} | {m['wall_s']:.0f} | "
                          f"{m['cost_model_share'] * 100:.1f}% | {m['max_abs_diff']:.1e} |")
         guarded = {method: m["guard"] for method, m in entry["methods"].items() if m.get("guard")}
         if guarded:
