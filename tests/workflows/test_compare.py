@@ -66,6 +66,7 @@ def test_summary_without_xgboost_has_no_reference():
     summary = summarise(runs, budgets=(2,))
     assert summary["w"]["reference_s"] is None
     assert "trials_to_reference" not in summary["w"]["methods"]["tgraph+pruning"]
+    assert "vs_stronger_xgb" not in summary["w"]["methods"]["tgraph+pruning"]
     markdown = format_markdown(summary, budgets=(2,))
     assert "none, no XGBoost method in this call" in markdown and "nan" not in markdown
     assert "| tgraph+pruning | 1000.0000 [1000.0000-1000.0000] | - | - | 10 | 10.0% |" in markdown

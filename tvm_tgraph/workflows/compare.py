@@ -212,9 +212,24 @@ def _trials_to_reach(curve: list[float], latency: float) -> float:
     return float(hits[0] + 1) if len(hits) else float("inf")
 
 
+def ratios_to_stronger_xgb(methods: dict, key: str, budgets, xgb: list[str]) -> dict[str, dict[str, float]]:
+    """Each method's median latency at each budget over the stronger (lower) median of the
+    XGBoost methods ``xgb`` at that budget: ``{method: {str(budget): ratio}}``; ``methods[m][key]``
+    maps ``str(budget)`` to a :func:`~tvm_tgraph.workflows.machine_speed.spread`."""
+    stronger = {str(b): min(methods[m][key][str(b)]["median"] for m in xgb) for b in budgets}
+    return {method: {b: entry[key][b]["median"] / best for b, best in stronger.items()}
+            for method, entry in methods.items()}
+
+
 def reference_text(reference_s: float | None) -> str:
     """The stronger XGBoost's reference latency as a report shows it, or why there is none."""
     return "none, no XGBoost method in this call" if reference_s is None else f"{reference_s * 1e3:.4f} ms"
+
+
+def ratio_text(ratio: float | None) -> str:
+    """A method's latency as a multiple of the stronger XGBoost's, as a report cell: ``-``
+    without a reference."""
+    return "-" if ratio is None else f"{ratio:.3f}x"
 
 
 def reach_text(trials: float | None) -> str:
@@ -231,7 +246,8 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
     ``xgb`` / ``xgb-warm16`` median final best), wall time and the cost model's share.
 
     Returns ``{workload: {"reference_s": float, "machine_speed": dict, "methods": {method: {...}}}}``
-    (``reference_s`` None, and no trials to it, when no XGBoost method ran), ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds` gives it.
+    (``reference_s`` None, and no ratio or trials to it, when no XGBoost method ran),
+    ``machine_speed`` as :func:`~tvm_tgraph.workflows.machine_speed.machine_speeds` gives it.
     """
     summary = {}
     for workload in dict.fromkeys(r.workload for r in results):
@@ -240,8 +256,8 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
             if r.workload == workload:
                 runs.setdefault(r.method, []).append(r)
         final = {m: float(np.median([_best_at(r.curve, len(r.curve)) for r in rs])) for m, rs in runs.items()}
-        xgb_finals = [final[m] for m in XGB_METHODS if m in final]
-        reference = min(xgb_finals) if xgb_finals else None
+        xgb = [m for m in XGB_METHODS if m in final]
+        reference = min((final[m] for m in xgb), default=None)
         methods = {}
         for method, rs in runs.items():
             at = {b: [_best_at(r.curve, b) for r in rs] for b in budgets}
@@ -251,15 +267,12 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
                 "wall_s": float(np.median([r.wall_s for r in rs])),
                 "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
             }
-            if reference is not None:
-                reach = [_trials_to_reach(r.curve, reference) for r in rs]
-                methods[method]["trials_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
-        for method, entry in methods.items():
-            entry["vs_stronger_xgb"] = {
-                str(b): entry["best_s"][str(b)]["median"] / min(methods[m]["best_s"][str(b)]["median"]
-                                                               for m in XGB_METHODS if m in methods)
-                for b in budgets if any(m in methods for m in XGB_METHODS)
-            }
+        if reference is not None:
+            ratios = ratios_to_stronger_xgb(methods, "best_s", budgets, xgb)
+            for method, entry in methods.items():
+                entry["vs_stronger_xgb"] = ratios[method]
+                reach = [_trials_to_reach(r.curve, reference) for r in runs[method]]
+                entry["trials_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
         summary[workload] = {"reference_s": reference, "methods": methods,
                              "machine_speed": machine_speeds([r.untuned_s for rs in runs.values() for r in rs])}
     return summary
@@ -286,7 +299,7 @@ def format_markdown(summary: dict, budgets=BUDGETS, seen: dict[str, list[str] | 
             reach = m.get("trials_to_reference", {}).get("median")
             ratio = m.get("vs_stronger_xgb", {}).get("64")
             lines.append(f"| {method} | " + " | ".join(cells) + f" | {reach_text(reach)} | "
-                         f"{'-' if ratio is None else f'{ratio:.3f}x'} | {m['wall_s']:.0f} | "
+                         f"{ratio_text(ratio)} | {m['wall_s']:.0f} | "
                          f"{m['cost_model_share'] * 100:.1f}% |")
         lines.append("")
     return "\n".join(lines)

@@ -33,8 +33,8 @@ from ..files import atomic_write_bytes
 from ..model_zoo import extract_tir_tasks
 from ..tvm_env import host_cpu_names
 from ..workloads import load_module
-from .compare import (XGB_METHODS, finished_run, method_parts, reach_text, reference_text, run_directory, run_each,
-                      seen_in_training, set_aside_interrupted)
+from .compare import (XGB_METHODS, finished_run, method_parts, ratio_text, ratios_to_stronger_xgb, reach_text,
+                      reference_text, run_directory, run_each, seen_in_training, set_aside_interrupted)
 from .end_to_end import UntunedModel, untuned
 from .machine_speed import machine_speeds, speed_line, spread
 from .schedule_guard import guard
@@ -231,11 +231,9 @@ def summarise_models(results: list[ModelRun]) -> dict:
         xgb = [m for m in XGB_METHODS if m in methods]
         reference = min((methods[m]["latency_s"][final]["median"] for m in xgb), default=None)
         if reference is not None:
+            ratios = ratios_to_stronger_xgb(methods, "latency_s", checkpoints, xgb)
             for method, entry in methods.items():
-                entry["vs_stronger_xgb"] = {
-                    str(b): entry["latency_s"][str(b)]["median"] / min(methods[m]["latency_s"][str(b)]["median"]
-                                                                       for m in xgb)
-                    for b in checkpoints}
+                entry["vs_stronger_xgb"] = ratios[method]
                 reach = [next((b for b in checkpoints if r.latency_s[str(b)] <= reference), float("inf"))
                          for r in runs[method]]
                 entry["trials_per_task_to_reference"] = {"median": float(np.median(reach)), "per_seed": reach}
@@ -277,7 +275,7 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
             reach = m.get("trials_per_task_to_reference", {}).get("median")
             ratio = m.get("vs_stronger_xgb", {}).get(final)
             lines.append(f"| {method} | " + " | ".join(cells)
-                         + f" | {'-' if ratio is None else f'{ratio:.3f}x'} | "
+                         + f" | {ratio_text(ratio)} | "
                          f"{reach_text(reach)} | {m['wall_s']:.0f} | "
                          f"{m['cost_model_share'] * 100:.1f}% | {m['max_abs_diff']:.1e} |")
         guarded = {method: m["guard"] for method, m in entry["methods"].items() if m.get("guard")}
