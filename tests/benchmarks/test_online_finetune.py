@@ -1,0 +1,40 @@
+"""``benchmarks/online_finetune.py`` on the kept scores of a real ``ranking_eval.py`` run: the
+frozen network and XGBoost it joins reproduce the run's online rows, task by task."""
+
+import json
+import lzma
+
+import pytest
+
+from benchmark_scripts import load_script, run
+
+
+def test_frozen_and_xgb_rows_reproduce_the_ranking_eval_run(kept_run, collected_db, tmp_path, monkeypatch):
+    online_finetune = load_script("online_finetune", tmp_path, monkeypatch)
+    run(online_finetune, monkeypatch, "--db", str(collected_db), "--kept", "kept", "--k", "4", "--seeds", "0,1",
+        "--steps", "3", "--recipes", "shipped", "--out", "finetune")
+    result = json.loads((tmp_path / "finetune.json").read_text())
+    assert list(result["folds"]) == list(kept_run["folds"])
+    compared = 0
+    for number, (fold, kept_seeds) in enumerate(kept_run["folds"].items()):
+        latency = json.loads(lzma.open(tmp_path / f"kept_scores_{number}.json.xz").read())["latency"]
+        for ours, theirs in zip(result["folds"][fold]["runs"], kept_seeds):
+            online = theirs["results"]["online_k4"]
+            assert set(ours["per_task"]) == set(online["xgb"]["per_task"])
+            for task, taus in ours["per_task"].items():
+                assert {"frozen", "shipped", "frozen+shipped", "frozen+shipped+xgb"} <= set(taus)
+                if taus["candidates"] != len(latency[task]) - 4:
+                    continue        # duplicates dropped: scored on fewer candidates than the run
+                assert taus["xgb"] == pytest.approx(online["xgb"]["per_task"][task]["kendall_tau"])
+                assert taus["frozen+xgb"] == pytest.approx(online["tgraph-prior+xgb"]["per_task"][task]["kendall_tau"])
+                compared += 1
+    assert compared > 0
+    assert "| frozen+shipped+xgb |" in (tmp_path / "finetune.md").read_text()
+
+
+def test_a_missing_kept_run_is_one_line_and_exit_2(collected_db, tmp_path, monkeypatch, capsys):
+    online_finetune = load_script("online_finetune", tmp_path, monkeypatch)
+    with pytest.raises(SystemExit) as stop:
+        run(online_finetune, monkeypatch, "--db", str(collected_db), "--kept", "missing")
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.count("\n") == 1
