@@ -13,8 +13,17 @@ timed, so the result does not depend on the CPU's speed. ``--tasks-per-fold`` sc
 many held-out tasks of each fold, drawn by a generator seeded with the fold's name (not
 with anything measured).
 
+``--kept RUN`` takes the folds from a ``ranking_eval.py`` run made with ``--keep-scores`` on the
+same database content and scores every task whose online scores it kept, joining its XGBoost
+(trained on the other families, updated on the same first ``k``): XGBoost alone, the frozen
+network blended with it (``frozen+xgb``, what ``tgraph-xgb`` tunes with) and the frozen
+network blended with the mean of each fine-tuned copy and XGBoost (``frozen+<recipe>+xgb``),
+on the configurations after the first ``k`` that repeat no earlier one.
+
     python benchmarks/online_finetune.py --db data/tir_llvm_cpu.tar.xz --family-groups 5 \\
         --seeds 0 --k 64 --tasks-per-fold 12 --out online_finetune
+    python benchmarks/online_finetune.py --db data/tir_llvm_cpu.tar.xz --seeds 0,1,2 --k 64 \\
+        --kept ranking_eval_groups5_wa_online --recipes lr1e-4_steps100 --out online_finetune_vs_xgb
 
 Writes ``benchmarks/results/<out>.{json,md}`` with the command and the CPU; the report is
 rewritten after every fold.
