@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmark_scripts import load_script, run
+from benchmark_scripts import kept_run, load_script, run  # noqa: F401 - kept_run is a fixture
 
 
 def test_the_shipped_rule_reproduces_the_report_and_b_is_chosen_on_the_other_fold(kept_run, tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ import lzma
 
 import pytest
 
-from benchmark_scripts import load_script, run
+from benchmark_scripts import kept_run, load_script, run  # noqa: F401 - kept_run is a fixture
 
 
 def test_frozen_and_xgb_rows_reproduce_the_ranking_eval_run(kept_run, collected_db, tmp_path, monkeypatch):
