@@ -55,6 +55,7 @@ from tvm_tgraph.metrics import kendall_tau, mean_and_range, standardise  # noqa:
 from tvm_tgraph.nn.model import predict_scores  # noqa: E402
 from tvm_tgraph.training import RankingTrainer, TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu  # noqa: E402
+from tvm_tgraph.workflows.evaluate import ONLINE_MIN_SCORED  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,18 +92,19 @@ def score_task(network, graph, given: np.ndarray, rest: np.ndarray, recipes: lis
                xgb: np.ndarray | None = None) -> dict[str, float]:
     """The number of ``graph``'s configurations ``rest`` (``candidates``) and the Kendall tau
     on them of the frozen network, each fine-tuned copy and each blend, having given the
-    configurations ``given`` (``k`` of them, the blends' ``measured``). With ``xgb``, XGBoost's online scores ``(len(rest),)`` of the same
-    configurations: also XGBoost, the frozen network blended with it (``frozen+xgb``, what
-    ``tgraph-xgb`` tunes with), and with each copy and XGBoost averaged (``frozen+<recipe>+xgb``)."""
+    configurations ``given`` (``k`` of them, the blends' ``measured``). With ``xgb``,
+    XGBoost's online scores ``(len(rest),)`` of the same configurations: also XGBoost, the
+    frozen network blended with it (``frozen+xgb``, what ``tgraph-xgb`` tunes with), and with
+    each copy and XGBoost averaged (``frozen+<recipe>+xgb``)."""
     k = len(given)
-    scored = graph.select(rest)
+    given_graph, scored = graph.select(given), graph.select(rest)
     frozen = predict_scores(network, scored, 512)
     taus = {"candidates": len(rest), "frozen": kendall_tau(frozen, scored.runtime)}
     if xgb is not None:
         taus["xgb"] = kendall_tau(xgb, scored.runtime)
         taus["frozen+xgb"] = kendall_tau(blend_with_prior(frozen, xgb, k, BLEND_SAMPLES), scored.runtime)
     for name in recipes:
-        learned = predict_scores(fine_tuned(network, graph.select(given), RECIPES[name], seed), scored, 512)
+        learned = predict_scores(fine_tuned(network, given_graph, RECIPES[name], seed), scored, 512)
         taus[name] = kendall_tau(learned, scored.runtime)
         taus[f"frozen+{name}"] = kendall_tau(blend_with_prior(frozen, learned, k, BLEND_SAMPLES), scored.runtime)
         if xgb is not None:
@@ -167,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         if kept is not None:
             tasks = sorted(kept["latency"])
         else:
-            eligible = [n for n in graphs if families[n] in held_out and graphs[n].num_configs >= args.k + 8]
+            eligible = [n for n in graphs
+                        if families[n] in held_out and graphs[n].num_configs >= args.k + ONLINE_MIN_SCORED]
             tasks = chosen_tasks(fold, eligible, args.tasks_per_fold)
         runs = []
         for seed in seeds:

@@ -169,6 +169,9 @@ def _tgraph_scores(task: MeasuredTask, k: int, checkpoint: str, seed: int, onlin
     return _scores_after(TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online), task, k, update=online)
 
 
+#: Candidates an online setting scores at least, after the k given: tasks with fewer are left out.
+ONLINE_MIN_SCORED = 8
+
 #: Online XGBoost that saw the task's given candidates only, not the training tasks.
 COLD_XGB = "xgb-cold"
 
@@ -202,10 +205,11 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
         ``{"settings": ..., "results": {setting: {model: {"per_task": {...}, "mean": {...}}}},
         "scores": {task: {model: [zero-shot scores]}}, "online_scores": {setting: {task:
         {"xgb": [...], "tgraph-prior": [...]}}}, "latency": {task: [...]}}``; a setting is
-        ``"zero_shot"`` or ``"online_k32"`` etc. Tasks with fewer than ``k + 8`` candidates are
-        left out of ``online_k``. ``online_scores`` (with XGBoost among the baselines) keeps,
-        per online setting, XGBoost's scores and the frozen pretrained network's of the
-        candidates after the first ``k``, to blend several seeds' priors with XGBoost.
+        ``"zero_shot"`` or ``"online_k32"`` etc. Tasks with fewer than ``k +
+        ONLINE_MIN_SCORED`` candidates are left out of ``online_k``. ``online_scores`` (with
+        XGBoost among the baselines) keeps, per online setting, XGBoost's scores and the frozen
+        pretrained network's of the candidates after the first ``k``, to blend several seeds'
+        priors with XGBoost.
     """
     from tqdm import tqdm
 
@@ -218,7 +222,7 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
     steps = [(task, s) for task in eval_tasks for s in settings]
     for task, setting in tqdm(steps, desc="eval", unit="run", disable=not progress):
         k = 0 if setting == "zero_shot" else int(setting.removeprefix("online_k"))
-        if k and len(task.candidates) < k + 8:
+        if k and len(task.candidates) < k + ONLINE_MIN_SCORED:
             continue
         latency = task.latency[k:]
         scored = {name: _tgraph_scores(task, k, checkpoint, seed, online=True) if name == "tgraph"
