@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior  # noqa: E402
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior, unsquash  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.metrics import kendall_tau, mean_and_range, mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
 
@@ -70,8 +70,9 @@ def grid_metrics(fold: dict, members: list[int], setting: str) -> dict[str, np.n
     per_task: dict[str, list[dict[str, dict]]] = {rule: [{} for _ in GRID] for rule in RULES}
     for task, online in seeds[members[0]]["online"][setting].items():
         latency = np.asarray(fold["latency"][task])
-        prior = standardised_mean([seeds[m]["online"][setting][task]["tgraph-prior"] for m in members])
-        prior_given = standardised_mean([np.asarray(seeds[m]["zero_shot"][task]["tgraph"])[:k] for m in members])
+        # the networks' scores are kept squashed into (0, 1), as the cost model returns them
+        prior = standardised_mean([unsquash(seeds[m]["online"][setting][task]["tgraph-prior"]) for m in members])
+        prior_given = standardised_mean([unsquash(seeds[m]["zero_shot"][task]["tgraph"])[:k] for m in members])
         for rule in RULES:
             for g, b in enumerate(GRID):
                 samples = prior_weight_samples(rule, b, prior_given, latency[:k])

@@ -11,7 +11,15 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--baselines xgb,mlp]
+        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--baselines xgb,mlp]
+
+Online, the network is fine-tuned ``--online-steps`` steps on the k given (counted, not timed,
+so that the result does not depend on the CPU's speed or load) and scored alone
+(``tgraph-ft``), blended with the frozen network as ``TGraphCostModel`` blends them
+(``tgraph``) and, with XGBoost, the frozen network blended with the mean of the fine-tuned one
+and XGBoost (``tgraph-prior+ft+xgb``: ``learner="network+xgb"``); see
+``tvm_tgraph.workflows.evaluate``. Blends of TGraph's scores use its raw scores (the run keeps
+them squashed into (0, 1), as the cost model returns them; ``unsquash`` undoes it).
 
 Variants: ``multihead`` / ``softmax`` / ``none`` (the configuration cross-attention, see
 ``tvm_tgraph.nn.TGraphBlock``), ``listmle`` (multihead with the ListMLE loss instead of the
@@ -56,7 +64,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior  # noqa: E402
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, UPDATE_MAX_STEPS, blend_with_prior, unsquash  # noqa: E402
 from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA, RECOMPUTE_COLUMN  # noqa: E402
 from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
@@ -122,6 +130,7 @@ class Plan:
     ablations: tuple[str, ...]
     online_ks: tuple[int, ...]
     baselines: tuple[str, ...]
+    online_steps: int = UPDATE_MAX_STEPS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,8 +169,13 @@ def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, s
 
 def blend(held_out: list, members: list[tuple[dict, str]]) -> dict:
     """Per task, the mean of the members' zero-shot scores standardised (zero mean, unit
-    spread); ``members`` are ``(run, model)`` pairs. Returns ``{"scores", "per_task", "mean"}``."""
-    scores = {task.name: standardised_mean([run["scores"][task.name][model] for run, model in members])
+    spread; TGraph's raw scores, :func:`unsquash` of the squashed ones the run keeps);
+    ``members`` are ``(run, model)`` pairs. Returns ``{"scores", "per_task", "mean"}``."""
+    def raw(run: dict, task: str, model: str) -> np.ndarray:
+        scores = run["scores"][task][model]
+        return unsquash(scores) if model == "tgraph" else np.asarray(scores)
+
+    scores = {task.name: standardised_mean([raw(run, task.name, model) for run, model in members])
               for task in held_out}
     per_task = {task.name: ranking_metrics(scores[task.name], task.latency) for task in held_out}
     return {"scores": scores, "per_task": per_task, "mean": mean_metrics(per_task)}
@@ -193,7 +207,7 @@ def seed_ensembles(runs: list[dict], held_out: list) -> dict[str, dict]:
         per_task = {}
         for task in held_out:
             if task.name in by_task:
-                prior = standardised_mean([run["online_scores"][setting][task.name]["tgraph-prior"]
+                prior = standardised_mean([unsquash(run["online_scores"][setting][task.name]["tgraph-prior"])
                                            for run in runs])
                 scores = blend_with_prior(prior, np.asarray(by_task[task.name]["xgb"]), k, BLEND_SAMPLES)
                 per_task[task.name] = ranking_metrics(scores, task.latency[k:])
@@ -221,6 +235,9 @@ def main() -> None:
     parser.add_argument("--online-ks", default="32,64",
                         help="comma-separated k of the online settings (empty: zero-shot only, much faster: the "
                              "baselines retrain on every task and k)")
+    parser.add_argument("--online-steps", type=int, default=UPDATE_MAX_STEPS,
+                        help="steps the network is fine-tuned on a task's k given candidates online (counted, "
+                             f"not timed; default {UPDATE_MAX_STEPS}, the cost model's step limit of one update)")
     parser.add_argument("--baselines", default="xgb,mlp",
                         help="TVM's cost models trained on the same tasks: xgb (once per fold: its training is "
                              "deterministic) and mlp (per seed)")
@@ -253,7 +270,7 @@ def main() -> None:
     folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
                          args.family_groups)
     plan = Plan(args.recipe, args.steps, tuple(int(s) for s in args.seeds.split(",")), ablations,
-                tuple(int(k) for k in args.online_ks.split(",") if k), baselines)
+                tuple(int(k) for k in args.online_ks.split(",") if k), baselines, args.online_steps)
     report = {"command": command, "db": args.db, "db_sha256": db_sha256,
               "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
               "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": list(ablations),
@@ -323,7 +340,7 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
         checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed)
         trained = {**xgb, **train_baselines(tuple(b for b in plan.baselines if b != "xgb"), fold.training, seed)}
         result = evaluate(fold.held_out, fold.training, str(checkpoint), trained, plan.online_ks, seed=seed,
-                          progress=False)
+                          progress=False, online_steps=plan.online_steps)
         result["history"] = history
         if "xgb" in trained:
             add_xgb_blend(result, fold.held_out)
@@ -352,7 +369,7 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
 def _write_scores(path: Path, fold: str, seeds: tuple[int, ...], runs: list[dict]) -> None:
     """One fold's per-candidate scores and latencies (measurement order), xz-compressed JSON:
     ``{"fold", "latency": {task: [...]}, "seeds": [{"seed", "zero_shot": {task: {model: [...]}},
-    "online": {setting: {task: {"xgb": [...], "tgraph-prior": [...]}}}}]}``."""
+    "online": {setting: {task: {"xgb": [...], "tgraph-prior": [...], "tgraph-ft": [...]}}}}]}``."""
     kept = {"fold": fold, "latency": runs[0]["latency"],
             "seeds": [{"seed": seed, "zero_shot": run["scores"], "online": run["online_scores"]}
                       for seed, run in zip(seeds, runs)]}

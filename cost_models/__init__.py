@@ -19,7 +19,9 @@ def create(kind: str, **kwargs):
 
     ``"tgraph-frozen"`` is TGraph without online fine-tuning (the pretrained network ranks
     every round; its XGBoost fallback still learns), ``"tgraph-xgb"`` TGraph that learns a
-    task online through its XGBoost fallback (``learner="xgb"``), ``"xgb"`` TVM's ``XGBModel`` as users
+    task online through its XGBoost fallback (``learner="xgb"``), ``"tgraph-ft-xgb"`` TGraph that
+    learns a task both ways, fine-tuning the network and through its fallback
+    (``learner="network+xgb"``), ``"xgb"`` TVM's ``XGBModel`` as users
     get it (random until 100 samples), ``"xgb-warm16"`` the stronger baseline
     ``XGBModel(num_warmup_samples=16)``.
     """
@@ -31,6 +33,8 @@ def create(kind: str, **kwargs):
         return TGraphCostModel(online=False, **kwargs)
     if kind == "tgraph-xgb":
         return TGraphCostModel(learner="xgb", **kwargs)
+    if kind == "tgraph-ft-xgb":
+        return TGraphCostModel(learner="network+xgb", **kwargs)
     if kind == "xgb":
         return XGBModel(**kwargs)
     if kind == "xgb-warm16":

@@ -34,14 +34,32 @@ logger = logging.getLogger("tvm_tgraph.cost_model")
 DEFAULT_CHECKPOINT = Path(str(importlib.resources.files("tvm_tgraph"))) / "checkpoints" / "tgraph_tir.safetensors"
 
 
-def _normalise(scores: np.ndarray) -> np.ndarray:
+def squash(scores: np.ndarray) -> np.ndarray:
     """Map raw scores to (0, 1), order kept. MetaSchedule clips negative scores to 0 and
     samples mutations in proportion to the score, so scores must be positive and spread."""
     return 1.0 / (1.0 + np.exp(-standardise(scores)))
 
 
+def unsquash(scores: np.ndarray) -> np.ndarray:
+    """The raw scores ``(N,)``, standardised, that :func:`squash` (:meth:`TGraphCostModel.predict`)
+    mapped into (0, 1) (``scores``, ``(N,)``): their logit. Blends of the network with another
+    ranker (:func:`blend_with_prior`) standardise their inputs, so blending these is
+    blending the raw scores, as the cost model does; blending the squashed scores is not."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.log(scores) - np.log1p(-scores)
+
+
 #: Default ``blend_samples``: measured candidates at which the online model weighs as much as the prior.
 BLEND_SAMPLES = 64
+
+#: How a pretrained model learns a task online (``TGraphCostModel(learner=...)``).
+LEARNERS = ("network", "xgb", "network+xgb")
+
+#: Learning rate of online training: fine-tuning a pretrained network, training an untrained one.
+FINE_TUNE_LR, UNTRAINED_LR = 1e-4, 1e-3
+
+#: Default ``update_max_steps``: training steps of one ``update`` call at most.
+UPDATE_MAX_STEPS = 25
 
 
 def blend_with_prior(prior: np.ndarray, learned: np.ndarray, measured: int, blend_samples: int) -> np.ndarray:
@@ -65,7 +83,7 @@ class TGraphCostModel(PyCostModel):
     """TGraph ranking network as a MetaSchedule cost model.
 
     Scores candidates with the pretrained network, learns online from every measured
-    batch (by fine-tuning the network, or through its XGBoost model), and falls back to
+    batch (by fine-tuning the network, through its XGBoost model, or both), and falls back to
     TVM's ``XGBModel`` (its ``update`` is always called, so it is warm) when the network
     cannot serve: no checkpoint and too few measurements of the task yet, a program the
     converter cannot represent, or a network error. Each fallback is logged once per task
@@ -83,19 +101,24 @@ class TGraphCostModel(PyCostModel):
     online : bool
         Learn from measured candidates in ``update`` (default ``True``); ``False`` keeps the
         pretrained ranking for good (the XGBoost fallback still learns).
-    learner : {"network", "xgb"}
+    learner : {"network", "xgb", "network+xgb"}
         How a pretrained model learns a task online. ``"network"`` (default) fine-tunes the
         network (an ensemble's first member: fine-tuning every member would multiply the
         cost of each update) on the task's measurements and blends it with the pretrained
         network or ensemble (see ``blend_samples``). ``"xgb"`` never fine-tunes: the pretrained network's scores are
         blended in the same way with the XGBoost fallback's, which ``update`` trains anyway
-        (once the fallback has its warm-up samples). Without a pretrained network,
-        ``"xgb"`` leaves every task to XGBoost.
+        (once the fallback has its warm-up samples). ``"network+xgb"`` does both: the
+        pretrained ranking is blended with the mean of the fine-tuned network's and the
+        fallback's standardised scores (the fine-tuned network's alone until the fallback
+        has its warm-up samples). Without a pretrained network, ``"xgb"`` leaves every task
+        to XGBoost and ``"network+xgb"`` learns as ``"network"`` does.
     min_online_samples : int
         Measured candidates of a task an untrained network needs before it serves that
         task (default 32).
-    update_time_budget_s : float
-        Time limit of the training inside one ``update`` call (default 1 s).
+    update_time_budget_s : float or None
+        Time limit of the training inside one ``update`` call (default 1 s; None: the step
+        limit alone, as the ranking evaluation runs it, so that its results do not depend
+        on the CPU's speed).
     update_max_steps : int
         Step limit of the training inside one ``update`` call (default 25).
     chunk_size : int
@@ -127,13 +150,13 @@ class TGraphCostModel(PyCostModel):
 
     def __init__(self, checkpoint: str | os.PathLike | None = None, *, use_pretrained: bool = True,
                  online: bool = True, learner: str = "network",
-                 min_online_samples: int = 32, update_time_budget_s: float = 1.0,
-                 update_max_steps: int = 25, chunk_size: int = 512, blend_samples: int = BLEND_SAMPLES,
+                 min_online_samples: int = 32, update_time_budget_s: float | None = 1.0,
+                 update_max_steps: int = UPDATE_MAX_STEPS, chunk_size: int = 512, blend_samples: int = BLEND_SAMPLES,
                  fallback: XGBModel | None = None, seed: int = 0) -> None:
         super().__init__()
         register_light_tensor_intrin()
-        if learner not in ("network", "xgb"):
-            raise ValueError(f"learner must be 'network' or 'xgb', not {learner!r}")
+        if learner not in LEARNERS:
+            raise ValueError(f"learner must be one of {', '.join(map(repr, LEARNERS))}, not {learner!r}")
 
         self.online = online
         self.learner = learner
@@ -198,7 +221,7 @@ class TGraphCostModel(PyCostModel):
         network, card = load_checkpoint(path, feature_schema=FEATURE_SCHEMA_VERSION)
         self.pretrained = bool(card.get("pretrained", True))
         self._trainer = None
-        if self.pretrained and self.online and self.learner == "network":
+        if self.pretrained and self.online and self.learner != "xgb":
             # the checkpoint stays frozen as the prior to blend with; a copy is fine-tuned
             self.pretrained_network = network
             self.network = copy.deepcopy(network.members[0] if isinstance(network, TGraphEnsemble) else network)
@@ -213,7 +236,7 @@ class TGraphCostModel(PyCostModel):
             self.network = TGraphNet(TGraphConfig.from_schema(FEATURE_SCHEMA))
             self.network.fit_normalization([first_graph])
         if self._trainer is None:
-            lr = 1e-4 if self.pretrained else 1e-3
+            lr = FINE_TUNE_LR if self.pretrained else UNTRAINED_LR
             self._trainer = RankingTrainer(self.network, TrainConfig(lr=lr), seed=self.seed)
             for key in self.store.keys():
                 self._trainer.set_task(key, self.store.graph(key))
@@ -259,7 +282,7 @@ class TGraphCostModel(PyCostModel):
                 scores = self._scores(graph, key, context, candidates)
                 if np.all(np.isfinite(scores)):
                     self.scored["network"] += len(candidates)
-                    return _normalise(scores).astype(np.float64)
+                    return squash(scores).astype(np.float64)
                 unready = "nonfinite", "the network produced non-finite scores"
             except Exception as err:  # noqa: BLE001 - any failure hands the task to XGBoost, logged
                 unready = self._give_up(key, err)
@@ -280,7 +303,10 @@ class TGraphCostModel(PyCostModel):
         prior = predict_member_scores(self.pretrained_network, graph, self.chunk_size)
         if measured == 0:
             return self._prior_alone(prior)
-        return self._blend(prior, predict_scores(self.network, graph, self.chunk_size), measured)
+        learned = [predict_scores(self.network, graph, self.chunk_size)]
+        if self.learner == "network+xgb" and self._fallback_trained():
+            learned.append(np.asarray(self.fallback.predict(context, candidates), dtype=np.float64))
+        return self._blend(prior, learned, measured)
 
     def _prior_alone(self, members: np.ndarray) -> np.ndarray:
         """The pretrained ranking ``(N,)`` of its ``(M, N)`` member scores (their mean), keeping
@@ -289,25 +315,28 @@ class TGraphCostModel(PyCostModel):
         self.last_optimistic_scores = optimistic_scores(prior, members) if len(members) > 1 else None
         return prior
 
-    def _blend(self, members: np.ndarray, learned: np.ndarray, measured: int) -> np.ndarray:
+    def _blend(self, members: np.ndarray, learned: list[np.ndarray], measured: int) -> np.ndarray:
         """:func:`blend_with_prior` of the pretrained ranking (the mean of its ``(M, N)``
-        member scores) and ``learned`` ``(N,)``, keeping the :func:`optimistic_scores` of
-        the ``M + 1`` opinions."""
-        blended = blend_with_prior(members.mean(axis=0), learned, measured, self.blend_samples)
-        self.last_optimistic_scores = optimistic_scores(blended, np.vstack([members, learned]))
+        member scores) and the mean of the ``L`` standardised ``(N,)`` scores ``learned``
+        online, keeping the :func:`optimistic_scores` of the ``M + L`` opinions."""
+        online = np.mean([standardise(scores) for scores in learned], axis=0)
+        blended = blend_with_prior(members.mean(axis=0), online, measured, self.blend_samples)
+        self.last_optimistic_scores = optimistic_scores(blended, np.vstack([members, *learned]))
         return blended
+
+    def _fallback_trained(self) -> bool:
+        """The XGBoost fallback has trained on its warm-up samples (it ranks by chance before)."""
+        return self.fallback.booster is not None and self.fallback.data_size >= self.fallback.num_warmup_samples
 
     def _prior_and_fallback(self, graph, key: str, context, candidates) -> np.ndarray:
         """The frozen pretrained ranking blended with the XGBoost fallback's scores (the
         prior alone until the fallback has trained and the task has measurements)."""
         prior = predict_member_scores(self.network, graph, self.chunk_size)
         measured = self.measured_by_task.get(key, 0)
-        fallback_trained = self.fallback.booster is not None and \
-            self.fallback.data_size >= self.fallback.num_warmup_samples
-        if not measured or not fallback_trained or self.blend_samples <= 0:
+        if not measured or not self._fallback_trained() or self.blend_samples <= 0:
             return self._prior_alone(prior)
         learned = np.asarray(self.fallback.predict(context, candidates), dtype=np.float64)
-        return self._blend(prior, learned, measured)
+        return self._blend(prior, [learned], measured)
 
     def update(self, context, candidates, results) -> None:
         """Record measured candidates; train the fallback, and the network within its budget."""

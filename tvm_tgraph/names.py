@@ -6,8 +6,9 @@ imports, so that the command line lists them without loading TVM.
 """
 
 #: TGraph (online fine-tuning), TGraph frozen, TGraph blended online with its XGBoost fallback,
-#: TVM's XGBoost as shipped and with 16 warm-up samples, random.
-COST_MODELS = ("tgraph", "tgraph-frozen", "tgraph-xgb", "xgb", "xgb-warm16", "random")
+#: TGraph fine-tuned and blended with its fallback, TVM's XGBoost as shipped and with 16 warm-up
+#: samples, random.
+COST_MODELS = ("tgraph", "tgraph-frozen", "tgraph-xgb", "tgraph-ft-xgb", "xgb", "xgb-warm16", "random")
 
 #: MetaSchedule's own searches, the project's pruning search in four sizes, the light one
 #: with explorers picked by the TGraph cost model's uncertainty, the light one with smaller

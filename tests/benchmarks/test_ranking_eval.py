@@ -6,8 +6,8 @@ import lzma
 import numpy as np
 import pytest
 
-from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior
-from tvm_tgraph.metrics import kendall_tau
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior, unsquash
+from tvm_tgraph.metrics import kendall_tau, standardise
 
 from benchmark_scripts import load_script, run
 
@@ -77,9 +77,13 @@ def test_kept_scores_reproduce_the_reported_metrics(ranking_eval, collected_db, 
     assert online and set(online) == set(report["online_k4"]["tgraph-prior+xgb"]["per_task"])
     for task, scores in online.items():
         latency = np.asarray(kept["latency"][task])
-        blended = blend_with_prior(np.asarray(scores["tgraph-prior"]), np.asarray(scores["xgb"]), 4, BLEND_SAMPLES)
+        prior, fine_tuned = unsquash(scores["tgraph-prior"]), unsquash(scores["tgraph-ft"])
+        blended = blend_with_prior(prior, np.asarray(scores["xgb"]), 4, BLEND_SAMPLES)
         assert kendall_tau(blended, latency[4:]) == pytest.approx(
             report["online_k4"]["tgraph-prior+xgb"]["per_task"][task]["kendall_tau"])
+        both = (standardise(fine_tuned) + standardise(scores["xgb"])) / 2
+        assert kendall_tau(blend_with_prior(prior, both, 4, BLEND_SAMPLES), latency[4:]) == pytest.approx(
+            report["online_k4"]["tgraph-prior+ft+xgb"]["per_task"][task]["kendall_tau"])
         zero_shot = kept["seeds"][0]["zero_shot"][task]["tgraph"]
         assert len(zero_shot) == len(latency)
         assert kendall_tau(zero_shot, latency) == pytest.approx(

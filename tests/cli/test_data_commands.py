@@ -34,11 +34,13 @@ def test_train_and_eval_commands(collected_db, tmp_path, capsys):
     result = json.loads(report.read_text())
     assert set(result["results"]["zero_shot"]) == {"tgraph", "xgb"}
     online = result["results"]["online_k4"]
-    assert set(online) == {"tgraph", "xgb", "xgb-cold", "tgraph-prior+xgb", "tgraph-prior+xgb-cold"}
-    for derived in ("xgb-cold", "tgraph-prior+xgb", "tgraph-prior+xgb-cold"):
-        assert set(online[derived]["per_task"]) == set(online["xgb"]["per_task"]) != set()
+    derived = ("tgraph-ft", "xgb-cold", "tgraph-prior+xgb", "tgraph-prior+xgb-cold", "tgraph-prior+ft+xgb",
+               "tgraph-prior+ft+xgb-cold")
+    assert set(online) == {"tgraph", "xgb", *derived}
+    for name in derived:
+        assert set(online[name]["per_task"]) == set(online["xgb"]["per_task"]) != set()
     for task, kept in result["online_scores"]["online_k4"].items():   # for seed ensembles' blends
-        assert len(kept["xgb"]) == len(kept["tgraph-prior"]) == len(result["latency"][task]) - 4
+        assert len(kept["xgb"]) == len(kept["tgraph-prior"]) == len(kept["tgraph-ft"]) == len(result["latency"][task]) - 4
     assert result["settings"]["eval_families"] == ["op:softmax"]
     assert (tmp_path / "scatter.png").stat().st_size > 1000
 

@@ -207,7 +207,7 @@ def test_tgraph_xgb_blends_the_prior_with_its_learning_fallback(tmp_path, measur
     assert list(model.measured_by_task.values()) == [measured_count] and len(model.store) == 0
     prior = predict_scores(model.network, model.converter.convert(context, candidates), model.chunk_size)
     expected = blend_with_prior(prior, model.fallback.predict(context, candidates), measured_count, 64)
-    np.testing.assert_allclose(blended, tgraph_cost_model_module._normalise(expected), rtol=1e-6)
+    np.testing.assert_allclose(blended, tgraph_cost_model_module.squash(expected), rtol=1e-6)
     assert not np.allclose(blended, zero_shot)
     gap = np.abs(standardise(prior) - standardise(model.fallback.predict(context, candidates)))
     np.testing.assert_allclose(model.last_optimistic_scores - expected, gap / 2, rtol=1e-6, atol=1e-9)
@@ -238,7 +238,7 @@ def test_a_seed_ensemble_ranks_by_its_mean_and_its_spread_is_the_uncertainty(tmp
     members = predict_member_scores(model.network, model.converter.convert(context, candidates), model.chunk_size)
     assert members.shape == (3, len(candidates))
     np.testing.assert_allclose(model.predict(context, candidates),
-                               tgraph_cost_model_module._normalise(members.mean(0)), rtol=1e-6)
+                               tgraph_cost_model_module.squash(members.mean(0)), rtol=1e-6)
     spread = np.stack([standardise(m) for m in members]).std(axis=0)
     np.testing.assert_allclose(model.last_optimistic_scores, members.mean(0) + spread, rtol=1e-6, atol=1e-9)
 
@@ -256,13 +256,41 @@ def test_a_seed_ensemble_ranks_by_its_mean_and_its_spread_is_the_uncertainty(tmp
         assert torch.equal(x, y)
 
 
+def test_tgraph_ft_xgb_adds_its_fallback_to_the_fine_tuned_network_once_warm(tmp_path, measured):
+    """``tgraph-ft-xgb`` fine-tunes the network as ``tgraph`` does, and blends the prior with the
+    fine-tuned network alone until its XGBoost fallback has its 16 warm-up samples, then with
+    the mean of the two standardised; its upper-confidence scores spread over all three."""
+    from cost_models import create
+    from tvm_tgraph.nn import predict_scores
+
+    context, candidates, results = measured
+    checkpoint = _pretrained_checkpoint(tmp_path / "p.safetensors")
+    model, alone = (create(name, checkpoint=checkpoint, update_time_budget_s=None) for name in ("tgraph-ft-xgb", "tgraph"))
+    for first in (model, alone):
+        first.update(context, candidates[:8], results[:8])   # fewer than the fallback's warm-up samples
+    np.testing.assert_array_equal(model.predict(context, candidates), alone.predict(context, candidates))
+    model.update(context, candidates[8:], results[8:])
+    blended = model.predict(context, candidates)
+
+    graph = model.converter.convert(context, candidates)
+    prior = predict_scores(model.pretrained_network, graph, model.chunk_size)
+    fine_tuned = predict_scores(model.network, graph, model.chunk_size)
+    xgb = model.fallback.predict(context, candidates)
+    measured_count = model.store.num_samples(model.store.keys()[0])
+    both = (standardise(fine_tuned) + standardise(xgb)) / 2
+    expected = tgraph_cost_model_module.blend_with_prior(prior, both, measured_count, 64)
+    np.testing.assert_allclose(blended, tgraph_cost_model_module.squash(expected), rtol=1e-6)
+    opinions = np.stack([standardise(o) for o in (prior, fine_tuned, xgb)])
+    np.testing.assert_allclose(model.last_optimistic_scores, expected + opinions.std(axis=0), rtol=1e-6, atol=1e-9)
+
+
 def test_tgraph_xgb_without_a_pretrained_network_leaves_tasks_to_xgboost(measured):
     context, candidates, results = measured
     model = TGraphCostModel(use_pretrained=False, learner="xgb", min_online_samples=8)
     model.update(context, candidates, results)
     model.predict(context, candidates)
     assert model.scored == {"network": 0, "fallback": 24} and model.network is None
-    with pytest.raises(ValueError, match="learner must be 'network' or 'xgb'"):
+    with pytest.raises(ValueError, match="learner must be one of 'network', 'xgb', 'network\\+xgb', not 'mlp'"):
         TGraphCostModel(learner="mlp")
 
 
@@ -296,9 +324,10 @@ def test_every_cost_model_name_makes_its_model():
 
     made = {name: create(name) for name in COST_MODELS}
     assert [type(model).__name__ for model in made.values()] == [
-        "TGraphCostModel", "TGraphCostModel", "TGraphCostModel", "XGBModel", "XGBModel", "RandomModel"]
+        "TGraphCostModel", "TGraphCostModel", "TGraphCostModel", "TGraphCostModel", "XGBModel", "XGBModel",
+        "RandomModel"]
     assert (made["tgraph"].online, made["tgraph-frozen"].online) == (True, False)
-    assert (made["tgraph"].learner, made["tgraph-xgb"].learner) == ("network", "xgb")
+    assert [made[name].learner for name in ("tgraph", "tgraph-xgb", "tgraph-ft-xgb")] == ["network", "xgb", "network+xgb"]
     assert (made["xgb"].num_warmup_samples, made["xgb-warm16"].num_warmup_samples) == (100, 16)
     with pytest.raises(ValueError, match="unknown cost model 'xgboost'"):
         create("xgboost")

@@ -2,9 +2,13 @@
 every seed's run the same, so its online scores are computed once."""
 
 import numpy as np
+import pytest
 
+from cost_models import DEFAULT_CHECKPOINT, TGraphCostModel
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior, unsquash
 from tvm_tgraph.measured_tasks import load_measured_tasks
-from tvm_tgraph.workflows.evaluate import _untrained_xgb, train_baselines, train_xgb_once
+from tvm_tgraph.metrics import kendall_tau, standardise
+from tvm_tgraph.workflows.evaluate import _untrained_xgb, evaluate, train_baselines, train_xgb_once
 
 
 def test_xgboost_online_scores_are_deterministic_and_computed_once(collected_db, target):
@@ -36,3 +40,32 @@ def test_xgboost_trained_once_is_the_model_retrained_after_every_task(collected_
     np.testing.assert_array_equal(scores, every_task.predict(held_out.context, held_out.candidates))
     once.update(held_out.context, held_out.candidates[:4], held_out.runner_results(np.arange(4)))
     assert once.last_train_size == once.data_size   # online updates still retrain
+
+
+def test_online_rows_rank_as_the_cost_models_they_stand_for(collected_db, target):
+    """The online ``tgraph`` and ``tgraph-prior+ft+xgb`` rows, blended from the kept frozen and
+    fine-tuned networks' and XGBoost's scores, are the scores of ``TGraphCostModel`` with
+    ``learner="network"`` and ``learner="network+xgb"`` (its fallback XGBoost trained on the
+    same tasks), updated on the same k with the same steps."""
+    tasks = load_measured_tasks(collected_db, target)
+    held_out = next(t for t in tasks if t.family == "op:softmax")
+    training = [t for t in tasks if t.family != "op:softmax"]
+    k, steps = 4, 3
+    xgb = train_baselines(("xgb",), training)
+    report = evaluate([held_out], training, str(DEFAULT_CHECKPOINT), xgb, (k,), progress=False, online_steps=steps)
+    rows = report["results"][f"online_k{k}"]
+    kept = report["online_scores"][f"online_k{k}"][held_out.name]
+    prior, fine_tuned = unsquash(kept["tgraph-prior"]), unsquash(kept["tgraph-ft"])
+    both = (standardise(fine_tuned) + standardise(kept["xgb"])) / 2
+    expected = {"network": blend_with_prior(prior, fine_tuned, k, BLEND_SAMPLES),
+                "network+xgb": blend_with_prior(prior, both, k, BLEND_SAMPLES)}
+    assert np.ptp(expected["network"] - expected["network+xgb"]) > 0.1   # XGBoost weighs in
+    given, rest = held_out.runner_results(np.arange(k)), held_out.candidates[k:]
+    for learner, row in (("network", "tgraph"), ("network+xgb", "tgraph-prior+ft+xgb")):
+        model = TGraphCostModel(DEFAULT_CHECKPOINT, learner=learner, update_max_steps=steps,
+                                update_time_budget_s=None, fallback=xgb["xgb"].fresh())
+        model.update(held_out.context, held_out.candidates[:k], given)
+        scores = unsquash(model.predict(held_out.context, rest))
+        np.testing.assert_allclose(scores, standardise(expected[learner]), rtol=1e-5, atol=1e-6, err_msg=learner)
+        assert kendall_tau(scores, held_out.latency[k:]) == pytest.approx(
+            rows[row]["per_task"][held_out.name]["kendall_tau"])

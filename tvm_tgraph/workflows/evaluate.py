@@ -7,11 +7,17 @@ interface (``update`` / ``predict``), so what is measured is what tuning gets:
   training tasks (XGBoost with ``num_warmup_samples=0``, so it is a real model, not the
   random warm-up, and retraining on every update), TGraph is the pretrained checkpoint.
 * **online, k**: the task's first ``k`` measured candidates (in measurement order) are
-  given to ``update``; the model then ranks the remaining ones. With XGBoost among the
-  baselines, three more rows are scored online: ``xgb-cold``, an untrained XGBoost given
-  the task's ``k`` only (what the fallback ``TGraphCostModel`` trains on every measurement
-  knows of a task tuned alone), and the pretrained network, not fine-tuned, blended with
-  each XGBoost: ``tgraph-prior+xgb`` and ``tgraph-prior+xgb-cold``.
+  given to ``update``; the model then ranks the remaining ones. TGraph is fine-tuned on
+  them (``TGraphCostModel``'s update, ``online_steps`` steps counted, not timed, so that
+  the result does not depend on the CPU's speed): ``tgraph-ft`` is the fine-tuned network
+  alone, ``tgraph`` the cost model's default ranking, the pretrained network blended with
+  it (computed from the two as the cost model blends them). With XGBoost among the
+  baselines, more rows are scored online: ``xgb-cold``, an untrained XGBoost given the
+  task's ``k`` only (what the fallback ``TGraphCostModel`` trains on every measurement
+  knows of a task tuned alone), the pretrained network, not fine-tuned, blended with each
+  XGBoost (``tgraph-prior+xgb`` and ``tgraph-prior+xgb-cold``: ``learner="xgb"``), and
+  blended with the mean of the fine-tuned network and each XGBoost
+  (``tgraph-prior+ft+xgb``, ``tgraph-prior+ft+xgb-cold``: ``learner="network+xgb"``).
 """
 
 from __future__ import annotations
@@ -27,11 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from cost_models import TGraphCostModel
-from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior
+from cost_models.tgraph_cost_model import BLEND_SAMPLES, UPDATE_MAX_STEPS, blend_with_prior, squash, unsquash
 from cost_models.xgb_state import load_xgb_state, save_xgb_state
 
 from ..measured_tasks import MeasuredTask
-from ..metrics import mean_metrics, ranking_metrics
+from ..metrics import mean_metrics, ranking_metrics, standardise
 
 METRICS = ("kendall_tau", "top1", "top5", "opa")
 
@@ -162,11 +168,19 @@ def _scores_after(model, task: MeasuredTask, k: int, update: bool = True) -> np.
     return np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
 
 
-def _tgraph_scores(task: MeasuredTask, k: int, checkpoint: str, seed: int, online: bool) -> np.ndarray:
-    """Scores ``(len(task.candidates) - k,)`` of the candidates after the task's first ``k`` by
-    ``TGraphCostModel`` updated on those ``k`` (fine-tuned if ``online``, else the frozen
-    pretrained network). Raises ``CheckpointError`` if the checkpoint is unusable."""
-    return _scores_after(TGraphCostModel(checkpoint=checkpoint, seed=seed, online=online), task, k, update=online)
+def _tgraph_scores(task: MeasuredTask, k: int, checkpoint: str, seed: int, online_steps: int | None = None
+                   ) -> np.ndarray:
+    """Raw scores ``(len(task.candidates) - k,)`` (:func:`unsquash` of the cost model's, whose
+    order they keep) of the candidates after the task's first ``k`` by ``TGraphCostModel``: with
+    ``online_steps``, the network fine-tuned that many steps on those ``k`` (no time limit) and
+    alone (``blend_samples=0``), else the frozen pretrained network. Raises ``CheckpointError``
+    if the checkpoint is unusable."""
+    if online_steps is None:
+        model = TGraphCostModel(checkpoint=checkpoint, seed=seed, online=False)
+    else:
+        model = TGraphCostModel(checkpoint=checkpoint, seed=seed, update_max_steps=online_steps,
+                                update_time_budget_s=None, blend_samples=0)
+    return unsquash(_scores_after(model, task, k, update=online_steps is not None))
 
 
 #: Candidates an online setting scores at least, after the k given: tasks with fewer are left out.
@@ -182,34 +196,43 @@ def _cold_xgb(task: MeasuredTask, k: int) -> np.ndarray:
     return _scores_after(_untrained_xgb(), task, k)
 
 
-def _prior_blends(prior: np.ndarray, k: int, xgb_scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _prior_blends(prior: np.ndarray, fine_tuned: np.ndarray, k: int,
+                  xgb_scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """For each XGBoost's online scores ``(N,)`` in ``xgb_scores`` (name -> scores), the frozen
-    pretrained network's scores ``prior`` ``(N,)`` blended with them as the cost model blends
-    prior and fine-tuned network (weight ``k / (k + b)`` on XGBoost, ``b`` the cost model's
-    default ``blend_samples``), under the name ``tgraph-prior+<name>``."""
-    return {f"tgraph-prior+{name}": blend_with_prior(prior, scores, k, BLEND_SAMPLES)
-            for name, scores in xgb_scores.items()}
+    pretrained network's raw scores ``prior`` ``(N,)`` blended with them as the cost model
+    blends them (weight ``k / (k + b)`` on XGBoost, ``b`` the cost model's default
+    ``blend_samples``; ``learner="xgb"``), under the name ``tgraph-prior+<name>``, and with the
+    mean of their standardised scores and the fine-tuned network's ``fine_tuned`` ``(N,)``
+    (``learner="network+xgb"``), under the name ``tgraph-prior+ft+<name>``."""
+    blends = {}
+    for name, scores in xgb_scores.items():
+        blends[f"tgraph-prior+{name}"] = blend_with_prior(prior, scores, k, BLEND_SAMPLES)
+        both = (standardise(fine_tuned) + standardise(scores)) / 2
+        blends[f"tgraph-prior+ft+{name}"] = blend_with_prior(prior, both, k, BLEND_SAMPLES)
+    return blends
 
 
 def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
              baselines: tuple[str, ...] | dict = ("xgb", "mlp"), online_ks: tuple[int, ...] = (32, 64),
-             seed: int = 0, progress: bool = True) -> dict:
+             seed: int = 0, progress: bool = True, online_steps: int = UPDATE_MAX_STEPS) -> dict:
     """Zero-shot and online ranking metrics of TGraph and the baselines.
 
     ``baselines`` names the kinds to train on ``train_tasks`` here, or is a dict of ones
-    already trained on them (:func:`train_baselines`).
+    already trained on them (:func:`train_baselines`). Online, TGraph is fine-tuned
+    ``online_steps`` steps (default: the cost model's step limit of one update).
 
     Returns
     -------
     dict
         ``{"settings": ..., "results": {setting: {model: {"per_task": {...}, "mean": {...}}}},
         "scores": {task: {model: [zero-shot scores]}}, "online_scores": {setting: {task:
-        {"xgb": [...], "tgraph-prior": [...]}}}, "latency": {task: [...]}}``; a setting is
-        ``"zero_shot"`` or ``"online_k32"`` etc. Tasks with fewer than ``k +
+        {"xgb": [...], "tgraph-prior": [...], "tgraph-ft": [...]}}}, "latency": {task: [...]}}``;
+        a setting is ``"zero_shot"`` or ``"online_k32"`` etc. Tasks with fewer than ``k +
         ONLINE_MIN_SCORED`` candidates are left out of ``online_k``. ``online_scores`` (with
         XGBoost among the baselines) keeps, per online setting, XGBoost's scores and the frozen
-        pretrained network's of the candidates after the first ``k``, to blend several seeds'
-        priors with XGBoost.
+        pretrained network's and the fine-tuned network's (squashed into (0, 1) as the cost
+        model's ``predict`` returns them: :func:`unsquash` them to blend) of the candidates
+        after the first ``k``, to blend several seeds' networks with XGBoost.
     """
     from tqdm import tqdm
 
@@ -225,14 +248,20 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
         if k and len(task.candidates) < k + ONLINE_MIN_SCORED:
             continue
         latency = task.latency[k:]
-        scored = {name: _tgraph_scores(task, k, checkpoint, seed, online=True) if name == "tgraph"
-                  else trained[name].online_scores(task, k) for name in models}
+        prior = _tgraph_scores(task, k, checkpoint, seed)
+        scored = {name: trained[name].online_scores(task, k) for name in trained}
+        if not k:   # kept as the cost model returns them, as the per-candidate scores always were
+            scored = {"tgraph": squash(prior), **scored}
+        else:
+            fine_tuned = _tgraph_scores(task, k, checkpoint, seed, online_steps)
+            scored = {"tgraph": blend_with_prior(prior, fine_tuned, k, BLEND_SAMPLES), "tgraph-ft": fine_tuned,
+                      **scored}
         if k and "xgb" in trained:
             xgb_scores = {"xgb": scored["xgb"], COLD_XGB: _cold_xgb(task, k)}
-            prior = _tgraph_scores(task, k, checkpoint, seed, online=False)
-            scored |= {COLD_XGB: xgb_scores[COLD_XGB], **_prior_blends(prior, k, xgb_scores)}
-            online_scores.setdefault(setting, {})[task.name] = {"xgb": scored["xgb"].tolist(),
-                                                                "tgraph-prior": prior.tolist()}
+            scored |= {COLD_XGB: xgb_scores[COLD_XGB], **_prior_blends(prior, fine_tuned, k, xgb_scores)}
+            online_scores.setdefault(setting, {})[task.name] = {
+                "xgb": scored["xgb"].tolist(), **{name: squash(scores).tolist() for name, scores in
+                                                  (("tgraph-prior", prior), ("tgraph-ft", fine_tuned))}}
         for name, scores in scored.items():
             results[setting].setdefault(name, {})[task.name] = ranking_metrics(scores, latency)
         if not k:
