@@ -331,3 +331,10 @@ def test_every_cost_model_name_makes_its_model():
     assert (made["xgb"].num_warmup_samples, made["xgb-warm16"].num_warmup_samples) == (100, 16)
     with pytest.raises(ValueError, match="unknown cost model 'xgboost'"):
         create("xgboost")
+
+
+def test_unsquash_returns_the_standardised_raw_scores_that_squash_mapped_into_0_1():
+    raw = np.random.default_rng(0).normal(3.0, 5.0, 64)
+    squashed = tgraph_cost_model_module.squash(raw)
+    assert np.all((squashed > 0) & (squashed < 1))
+    np.testing.assert_allclose(tgraph_cost_model_module.unsquash(squashed), standardise(raw), rtol=1e-9, atol=1e-9)
