@@ -51,7 +51,7 @@ from ranking_eval import RESULTS, family_folds, train_fold  # noqa: E402
 from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import database_sha256, load_configured_graphs  # noqa: E402
-from tvm_tgraph.metrics import kendall_tau, mean_and_range, standardise  # noqa: E402
+from tvm_tgraph.metrics import kendall_tau, mean_and_range, standardised_mean  # noqa: E402
 from tvm_tgraph.nn.model import predict_scores  # noqa: E402
 from tvm_tgraph.training import RankingTrainer, TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu  # noqa: E402
@@ -108,7 +108,7 @@ def score_task(network, graph, given: np.ndarray, rest: np.ndarray, recipes: lis
         taus[name] = kendall_tau(learned, scored.runtime)
         taus[f"frozen+{name}"] = kendall_tau(blend_with_prior(frozen, learned, k, BLEND_SAMPLES), scored.runtime)
         if xgb is not None:
-            both = (standardise(learned) + standardise(xgb)) / 2
+            both = standardised_mean([learned, xgb])
             taus[f"frozen+{name}+xgb"] = kendall_tau(blend_with_prior(frozen, both, k, BLEND_SAMPLES), scored.runtime)
     return taus
 

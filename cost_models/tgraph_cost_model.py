@@ -19,7 +19,7 @@ from tvm_tgraph.checkpoint import load_checkpoint, save_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA, FEATURE_SCHEMA_VERSION, TirConverter
 from tvm_tgraph.database import result_latency
 from tvm_tgraph.errors import CheckpointError, UnsupportedProgramError
-from tvm_tgraph.metrics import standardise
+from tvm_tgraph.metrics import standardise, standardised_mean
 from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, TGraphNet, predict_member_scores, predict_scores
 from tvm_tgraph.task_store import TaskStore
 from tvm_tgraph.training import RankingTrainer, TrainConfig
@@ -319,7 +319,7 @@ class TGraphCostModel(PyCostModel):
         """:func:`blend_with_prior` of the pretrained ranking (the mean of its ``(M, N)``
         member scores) and the mean of the ``L`` standardised ``(N,)`` scores ``learned``
         online, keeping the :func:`optimistic_scores` of the ``M + L`` opinions."""
-        online = np.mean([standardise(scores) for scores in learned], axis=0)
+        online = standardised_mean(learned)
         blended = blend_with_prior(members.mean(axis=0), online, measured, self.blend_samples)
         self.last_optimistic_scores = optimistic_scores(blended, np.vstack([members, *learned]))
         return blended

@@ -37,7 +37,7 @@ from cost_models.tgraph_cost_model import BLEND_SAMPLES, UPDATE_MAX_STEPS, blend
 from cost_models.xgb_state import load_xgb_state, save_xgb_state
 
 from ..measured_tasks import MeasuredTask
-from ..metrics import mean_metrics, ranking_metrics, standardise
+from ..metrics import mean_metrics, ranking_metrics, standardised_mean
 
 METRICS = ("kendall_tau", "top1", "top5", "opa")
 
@@ -207,7 +207,7 @@ def _prior_blends(prior: np.ndarray, fine_tuned: np.ndarray, k: int,
     blends = {}
     for name, scores in xgb_scores.items():
         blends[f"tgraph-prior+{name}"] = blend_with_prior(prior, scores, k, BLEND_SAMPLES)
-        both = (standardise(fine_tuned) + standardise(scores)) / 2
+        both = standardised_mean([fine_tuned, scores])
         blends[f"tgraph-prior+ft+{name}"] = blend_with_prior(prior, both, k, BLEND_SAMPLES)
     return blends
 
