@@ -9,7 +9,12 @@ Rules (the prior is one seed's network, or the standardised mean of every seed's
 - ``fixed``: the shipped rule, ``TGraphCostModel``'s: prior weight ``b / (k + b)``;
 - ``trusted``: the same with ``b`` times the prior's Kendall tau on the task's k given
   candidates (0 when it ranks them backwards), so a prior that misranks what was measured
-  gives way to XGBoost on that task. It reads only the k measurements a tuner has.
+  gives way to XGBoost on that task. It reads only the k measurements a tuner has;
+- ``fine-tuned`` and ``fine-tuned+xgb`` (runs whose kept scores hold ``tgraph-ft``): the
+  ``network`` and ``network+xgb`` learners' rules, prior weight ``b / (k + b)`` on the frozen
+  network, the rest on the network fine-tuned on the k given candidates (for the ensemble, the
+  standardised mean of every seed's fine-tuned copy), or on the mean of its standardised scores
+  and XGBoost's.
 
 For each held-out fold, ``b`` is the grid value with the best mean Kendall tau over the *other*
 folds (every seed's, for one network); the fold's tau at that ``b`` is the rule's nested score,
@@ -39,7 +44,10 @@ from tvm_tgraph.metrics import kendall_tau, mean_and_range, mean_metrics, rankin
 
 RESULTS = Path(__file__).parent / "results"
 GRID = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
-RULES = ("fixed", "trusted")
+RULES = ("fixed", "trusted", "fine-tuned", "fine-tuned+xgb")
+FINE_TUNED_RULES = ("fine-tuned", "fine-tuned+xgb")
+#: The cost model's learner that blends as the rule does, and so the rule's shipped ``b``.
+RULE_LEARNERS = {"fixed": "xgb", "fine-tuned": "network", "fine-tuned+xgb": "network+xgb"}
 
 
 def load_folds(run: str) -> list[dict]:
@@ -54,29 +62,43 @@ def load_folds(run: str) -> list[dict]:
 def prior_weight_samples(rule: str, b: float, prior_given: np.ndarray, latency_given: np.ndarray) -> float:
     """The ``blend_samples`` of :func:`blend_with_prior` that ``rule`` gives a task whose prior
     scored its ``(k,)`` given candidates ``prior_given`` and measured them ``latency_given``."""
-    if rule == "fixed":
+    if rule != "trusted":
         return b
     tau = kendall_tau(prior_given, latency_given)
     return b * max(tau, 0.0) if tau == tau else 0.0
+
+
+def rules_of(fold: dict, setting: str) -> tuple[str, ...]:
+    """The rules the kept scores of ``fold`` in ``setting`` can score: the fine-tuned rules need
+    the fine-tuned network's scores (kept by runs from 2026-12-04 on)."""
+    fine_tuned = all("tgraph-ft" in online for online in fold["seeds"][0]["online"][setting].values())
+    return RULES if fine_tuned else tuple(r for r in RULES if r not in FINE_TUNED_RULES)
 
 
 def grid_metrics(fold: dict, members: list[int], setting: str) -> dict[str, np.ndarray]:
     """Per rule, ``(G, 2)``: the mean over the tasks of ``fold`` in ``setting`` of the Kendall tau
     and top-5 score of the prior (the standardised mean of the networks of the seeds at indices
     ``members``) blended with the online XGBoost (first member's run; XGBoost is the same in every
-    seed) by that rule, at each ``b`` of :data:`GRID`."""
+    seed), or with the mean of it and the members' fine-tuned networks, by that rule, at each
+    ``b`` of :data:`GRID`."""
     k = int(setting.removeprefix("online_k"))
     seeds = fold["seeds"]
-    per_task: dict[str, list[dict[str, dict]]] = {rule: [{} for _ in GRID] for rule in RULES}
+    rules = rules_of(fold, setting)
+    per_task: dict[str, list[dict[str, dict]]] = {rule: [{} for _ in GRID] for rule in rules}
     for task, online in seeds[members[0]]["online"][setting].items():
         latency = np.asarray(fold["latency"][task])
         # the networks' scores are kept squashed into (0, 1), as the cost model returns them
         prior = standardised_mean([unsquash(seeds[m]["online"][setting][task]["tgraph-prior"]) for m in members])
         prior_given = standardised_mean([unsquash(seeds[m]["zero_shot"][task]["tgraph"])[:k] for m in members])
-        for rule in RULES:
+        xgb = np.asarray(online["xgb"])
+        if FINE_TUNED_RULES[0] in rules:
+            fine_tuned = standardised_mean([unsquash(seeds[m]["online"][setting][task]["tgraph-ft"]) for m in members])
+            learned_by_rule = {"fine-tuned": fine_tuned, "fine-tuned+xgb": standardised_mean([fine_tuned, xgb])}
+        for rule in rules:
+            learned = learned_by_rule[rule] if rule in FINE_TUNED_RULES else xgb
             for g, b in enumerate(GRID):
                 samples = prior_weight_samples(rule, b, prior_given, latency[:k])
-                scores = blend_with_prior(prior, np.asarray(online["xgb"]), k, samples)
+                scores = blend_with_prior(prior, learned, k, samples)
                 per_task[rule][g][task] = ranking_metrics(scores, latency[k:])
     return {rule: np.array([[mean_metrics(tasks)[key] for key in ("kendall_tau", "top5")] for tasks in by_b])
             for rule, by_b in per_task.items()}
@@ -107,7 +129,7 @@ def evaluate_rules(folds: list[dict], setting: str) -> dict:
     fold_index = np.arange(len(folds))
     for prior, member_sets in priors.items():
         by_members = [[grid_metrics(f, members, setting) for f in folds] for members in member_sets]
-        for rule in RULES:
+        for rule in rules_of(folds[0], setting):
             metrics = np.array([[by_fold[rule] for by_fold in by_folds] for by_folds in by_members])  # (S, F, G, 2)
             chosen = nested(metrics[..., 0].mean(axis=0))    # one network: on the other folds' mean over every seed
             result["priors"].setdefault(prior, {})[rule] = {
@@ -118,13 +140,18 @@ def evaluate_rules(folds: list[dict], setting: str) -> dict:
     return result
 
 
+def shipped_b() -> str:
+    """The cost model's default ``b`` of each shipped rule, in words."""
+    return "; ".join(f"{rule} b = {BLEND_SAMPLES[learner]} (learner {learner!r})" for rule, learner in RULE_LEARNERS.items())
+
+
 def report_lines(run: str, setting: str, folds: list[dict], result: dict, command: str) -> list[str]:
     """The markdown report."""
     names = [f["fold"] for f in folds]
     lines = [f"# Blend rules of `{run}`, {setting}, b chosen by nested cross-validation over folds", "",
              f"Command: `{command}`", "",
              f"{len(folds)} folds, {len(folds[0]['seeds'])} seeds; grid b = {', '.join(map(str, GRID))} "
-             f"(shipped: fixed, b = {BLEND_SAMPLES}). Kendall tau of the candidates after the first k; one network: "
+             f"(shipped: {shipped_b()}). Kendall tau of the candidates after the first k; one network: "
              "mean over seeds (min-max over seeds of the mean over folds).", "",
              "## Nested: b chosen on the other folds", "",
              "| prior | rule | " + " | ".join(f"fold {i + 1}" for i in range(len(names)))
@@ -160,7 +187,9 @@ def plot(result: dict, path: Path) -> None:
         for rule, r in rules.items():
             ax.semilogx(GRID, np.asarray(r["grid_tau"]).mean(axis=(0, 1)), "o-", base=2, label=f"{prior}, {rule}")
     ax.axhline(np.mean(result["xgb"]["fold_tau"]), color="k", ls="--", label="XGBoost alone")
-    ax.axvline(BLEND_SAMPLES, color="grey", ls=":", label=f"shipped b = {BLEND_SAMPLES}")
+    for b in sorted({BLEND_SAMPLES[learner] for learner in RULE_LEARNERS.values()}):
+        ax.axvline(b, color="grey", ls=":")
+    ax.plot([], [], color="grey", ls=":", label=f"shipped: {shipped_b()}")
     ax.set_xlabel("b (prior weight b / (k + b))")
     ax.set_ylabel("Kendall tau, mean over folds")
     ax.grid(True, alpha=0.3)

@@ -102,14 +102,14 @@ def score_task(network, graph, given: np.ndarray, rest: np.ndarray, recipes: lis
     taus = {"candidates": len(rest), "frozen": kendall_tau(frozen, scored.runtime)}
     if xgb is not None:
         taus["xgb"] = kendall_tau(xgb, scored.runtime)
-        taus["frozen+xgb"] = kendall_tau(blend_with_prior(frozen, xgb, k, BLEND_SAMPLES), scored.runtime)
+        taus["frozen+xgb"] = kendall_tau(blend_with_prior(frozen, xgb, k, BLEND_SAMPLES["xgb"]), scored.runtime)
     for name in recipes:
         learned = predict_scores(fine_tuned(network, given_graph, RECIPES[name], seed), scored, 512)
         taus[name] = kendall_tau(learned, scored.runtime)
-        taus[f"frozen+{name}"] = kendall_tau(blend_with_prior(frozen, learned, k, BLEND_SAMPLES), scored.runtime)
+        taus[f"frozen+{name}"] = kendall_tau(blend_with_prior(frozen, learned, k, BLEND_SAMPLES["network"]), scored.runtime)
         if xgb is not None:
             both = standardised_mean([learned, xgb])
-            taus[f"frozen+{name}+xgb"] = kendall_tau(blend_with_prior(frozen, both, k, BLEND_SAMPLES), scored.runtime)
+            taus[f"frozen+{name}+xgb"] = kendall_tau(blend_with_prior(frozen, both, k, BLEND_SAMPLES["network+xgb"]), scored.runtime)
     return taus
 
 

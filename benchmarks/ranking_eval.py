@@ -209,7 +209,7 @@ def seed_ensembles(runs: list[dict], held_out: list) -> dict[str, dict]:
             if task.name in by_task:
                 prior = standardised_mean([unsquash(run["online_scores"][setting][task.name]["tgraph-prior"])
                                            for run in runs])
-                scores = blend_with_prior(prior, np.asarray(by_task[task.name]["xgb"]), k, BLEND_SAMPLES)
+                scores = blend_with_prior(prior, np.asarray(by_task[task.name]["xgb"]), k, BLEND_SAMPLES["xgb"])
                 per_task[task.name] = ranking_metrics(scores, task.latency[k:])
         ensembles[f"{setting}/{model}-prior+xgb"] = {"setting": setting, "model": f"{model}-prior+xgb",
                                                      "per_task": per_task, "mean": mean_metrics(per_task)}

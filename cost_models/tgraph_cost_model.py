@@ -49,11 +49,14 @@ def unsquash(scores: np.ndarray) -> np.ndarray:
     return np.log(scores) - np.log1p(-scores)
 
 
-#: Default ``blend_samples``: measured candidates at which the online model weighs as much as the prior.
-BLEND_SAMPLES = 64
-
 #: How a pretrained model learns a task online (``TGraphCostModel(learner=...)``).
 LEARNERS = ("network", "xgb", "network+xgb")
+
+#: Default ``blend_samples`` of each learner: measured candidates of a task at which what was
+#: learned online weighs as much as the pretrained ranking. Chosen by nested cross-validation
+#: over the ranking folds (``benchmarks/blend_eval.py --run ranking_eval_groups5_wa_ft100``):
+#: a fine-tuned network already carries the prior, so it needs less of the frozen one.
+BLEND_SAMPLES = {"network": 16, "xgb": 64, "network+xgb": 16}
 
 #: Learning rate of online training: fine-tuning a pretrained network, training an untrained one.
 FINE_TUNE_LR, UNTRAINED_LR = 1e-4, 1e-3
@@ -130,11 +133,12 @@ class TGraphCostModel(PyCostModel):
         0.998 at 1,024, the same top 16 throughout; peak memory grew by 0.36 GB at 2,048
         and 1.9 GB at 4,096, nothing measurable up to 1,024. 512 is MetaSchedule's
         evolutionary population: one round's population is compared in one chunk.
-    blend_samples : int
+    blend_samples : int, optional
         With a pretrained network, a task's score blends the pretrained network's
-        (weight ``b / (n + b)``) with the network fine-tuned online (weight ``n / (n + b)``),
-        ``n`` the task's measured candidates, ``b`` this value (default 64; 0 uses the
-        fine-tuned network alone). A few measurements then refine the pretrained ranking
+        (weight ``b / (n + b)``) with what the learner learned online (weight ``n / (n + b)``),
+        ``n`` the task's measured candidates, ``b`` this value (default :data:`BLEND_SAMPLES`
+        of the learner: 16 for ``"network"`` and ``"network+xgb"``, 64 for ``"xgb"``; 0 uses
+        what was learned alone). A few measurements then refine the pretrained ranking
         instead of replacing it.
     fallback : XGBModel, optional
         Default ``XGBModel(num_warmup_samples=16)`` whose feature extractor is the converter's
@@ -151,7 +155,7 @@ class TGraphCostModel(PyCostModel):
     def __init__(self, checkpoint: str | os.PathLike | None = None, *, use_pretrained: bool = True,
                  online: bool = True, learner: str = "network",
                  min_online_samples: int = 32, update_time_budget_s: float | None = 1.0,
-                 update_max_steps: int = UPDATE_MAX_STEPS, chunk_size: int = 512, blend_samples: int = BLEND_SAMPLES,
+                 update_max_steps: int = UPDATE_MAX_STEPS, chunk_size: int = 512, blend_samples: int | None = None,
                  fallback: XGBModel | None = None, seed: int = 0) -> None:
         super().__init__()
         register_light_tensor_intrin()
@@ -164,7 +168,7 @@ class TGraphCostModel(PyCostModel):
         self.update_time_budget_s = update_time_budget_s
         self.update_max_steps = update_max_steps
         self.chunk_size = chunk_size
-        self.blend_samples = blend_samples
+        self.blend_samples = BLEND_SAMPLES[learner] if blend_samples is None else blend_samples
         self.seed = seed
         self.converter = TirConverter()
         if fallback is None:   # extracts each candidate's per-store features once with the converter

@@ -1,5 +1,5 @@
 """``benchmarks/blend_eval.py`` on the kept scores of a real ``ranking_eval.py`` run: the shipped
-rule reproduces the run's report, and each fold's b is chosen without that fold."""
+rules reproduce the run's report, and each fold's b is chosen without that fold."""
 
 import json
 
@@ -13,13 +13,16 @@ def test_the_shipped_rule_reproduces_the_report_and_b_is_chosen_on_the_other_fol
     blend_eval = load_script("blend_eval", tmp_path, monkeypatch)
     run(blend_eval, monkeypatch, "--run", "kept", "--setting", "online_k4")
     result = json.loads((tmp_path / "kept_blends.json").read_text())
-    shipped = blend_eval.GRID.index(blend_eval.BLEND_SAMPLES)
-    one, ensemble = result["priors"]["one network"]["fixed"], result["priors"]["ensemble of 2 seeds"]["fixed"]
+    shipped = {rule: blend_eval.GRID.index(blend_eval.BLEND_SAMPLES[learner])
+               for rule, learner in blend_eval.RULE_LEARNERS.items()}
+    one, ensemble = result["priors"]["one network"], result["priors"]["ensemble of 2 seeds"]["fixed"]
     for f, fold in enumerate(result["folds"]):
         for s, seed_run in enumerate(kept_run["folds"][fold]):
-            assert one["grid_tau"][s][f][shipped] == pytest.approx(
-                seed_run["results"]["online_k4"]["tgraph-prior+xgb"]["mean"]["kendall_tau"])
-        assert ensemble["grid_tau"][0][f][shipped] == pytest.approx(
+            for rule, row in (("fixed", "tgraph-prior+xgb"), ("fine-tuned", "tgraph"),
+                              ("fine-tuned+xgb", "tgraph-prior+ft+xgb")):
+                assert one[rule]["grid_tau"][s][f][shipped[rule]] == pytest.approx(
+                    seed_run["results"]["online_k4"][row]["mean"]["kendall_tau"]), rule
+        assert ensemble["grid_tau"][0][f][shipped["fixed"]] == pytest.approx(
             kept_run["seed_ensemble"][fold]["online_k4/tgraph-ensemble of 2 seeds-prior+xgb"]["mean"]["kendall_tau"])
         assert result["xgb"]["fold_tau"][f] == pytest.approx(
             kept_run["folds"][fold][0]["results"]["online_k4"]["xgb"]["mean"]["kendall_tau"])

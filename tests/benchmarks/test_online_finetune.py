@@ -36,7 +36,7 @@ def test_frozen_and_xgb_rows_reproduce_the_ranking_eval_run(kept_run, collected_
                 xgb = np.asarray(scores["online"]["online_k4"][task]["xgb"])
                 assert taus["frozen"] == pytest.approx(kendall_tau(prior, latency))
                 assert taus["xgb"] == pytest.approx(online["xgb"]["per_task"][task]["kendall_tau"])
-                raw_blend = blend_with_prior(np.log(prior / (1 - prior)), xgb, 4, online_finetune.BLEND_SAMPLES)
+                raw_blend = blend_with_prior(np.log(prior / (1 - prior)), xgb, 4, online_finetune.BLEND_SAMPLES["xgb"])
                 assert taus["frozen+xgb"] == pytest.approx(kendall_tau(raw_blend, latency))
                 compared += 1
     assert compared > 0

@@ -78,11 +78,11 @@ def test_kept_scores_reproduce_the_reported_metrics(ranking_eval, collected_db, 
     for task, scores in online.items():
         latency = np.asarray(kept["latency"][task])
         prior, fine_tuned = unsquash(scores["tgraph-prior"]), unsquash(scores["tgraph-ft"])
-        blended = blend_with_prior(prior, np.asarray(scores["xgb"]), 4, BLEND_SAMPLES)
+        blended = blend_with_prior(prior, np.asarray(scores["xgb"]), 4, BLEND_SAMPLES["xgb"])
         assert kendall_tau(blended, latency[4:]) == pytest.approx(
             report["online_k4"]["tgraph-prior+xgb"]["per_task"][task]["kendall_tau"])
         both = (standardise(fine_tuned) + standardise(scores["xgb"])) / 2
-        assert kendall_tau(blend_with_prior(prior, both, 4, BLEND_SAMPLES), latency[4:]) == pytest.approx(
+        assert kendall_tau(blend_with_prior(prior, both, 4, BLEND_SAMPLES["network+xgb"]), latency[4:]) == pytest.approx(
             report["online_k4"]["tgraph-prior+ft+xgb"]["per_task"][task]["kendall_tau"])
         zero_shot = kept["seeds"][0]["zero_shot"][task]["tgraph"]
         assert len(zero_shot) == len(latency)

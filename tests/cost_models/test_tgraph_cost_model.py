@@ -259,7 +259,8 @@ def test_a_seed_ensemble_ranks_by_its_mean_and_its_spread_is_the_uncertainty(tmp
 def test_tgraph_ft_xgb_adds_its_fallback_to_the_fine_tuned_network_once_warm(tmp_path, measured):
     """``tgraph-ft-xgb`` fine-tunes the network as ``tgraph`` does, and blends the prior with the
     fine-tuned network alone until its XGBoost fallback has its 16 warm-up samples, then with
-    the mean of the two standardised; its upper-confidence scores spread over all three."""
+    the mean of the two standardised (weight n / (n + 16) on it); its upper-confidence scores
+    spread over all three."""
     from cost_models import create
     from tvm_tgraph.nn import predict_scores
 
@@ -278,7 +279,7 @@ def test_tgraph_ft_xgb_adds_its_fallback_to_the_fine_tuned_network_once_warm(tmp
     xgb = model.fallback.predict(context, candidates)
     measured_count = model.store.num_samples(model.store.keys()[0])
     both = (standardise(fine_tuned) + standardise(xgb)) / 2
-    expected = tgraph_cost_model_module.blend_with_prior(prior, both, measured_count, 64)
+    expected = tgraph_cost_model_module.blend_with_prior(prior, both, measured_count, 16)   # the learner's default b
     np.testing.assert_allclose(blended, tgraph_cost_model_module.squash(expected), rtol=1e-6)
     opinions = np.stack([standardise(o) for o in (prior, fine_tuned, xgb)])
     np.testing.assert_allclose(model.last_optimistic_scores, expected + opinions.std(axis=0), rtol=1e-6, atol=1e-9)

@@ -57,8 +57,8 @@ def test_online_rows_rank_as_the_cost_models_they_stand_for(collected_db, target
     kept = report["online_scores"][f"online_k{k}"][held_out.name]
     prior, fine_tuned = unsquash(kept["tgraph-prior"]), unsquash(kept["tgraph-ft"])
     both = (standardise(fine_tuned) + standardise(kept["xgb"])) / 2
-    expected = {"network": blend_with_prior(prior, fine_tuned, k, BLEND_SAMPLES),
-                "network+xgb": blend_with_prior(prior, both, k, BLEND_SAMPLES)}
+    expected = {"network": blend_with_prior(prior, fine_tuned, k, BLEND_SAMPLES["network"]),
+                "network+xgb": blend_with_prior(prior, both, k, BLEND_SAMPLES["network+xgb"])}
     assert np.ptp(expected["network"] - expected["network+xgb"]) > 0.1   # XGBoost weighs in
     given, rest = held_out.runner_results(np.arange(k)), held_out.candidates[k:]
     for learner, row in (("network", "tgraph"), ("network+xgb", "tgraph-prior+ft+xgb")):

@@ -201,14 +201,14 @@ def _prior_blends(prior: np.ndarray, fine_tuned: np.ndarray, k: int,
     """For each XGBoost's online scores ``(N,)`` in ``xgb_scores`` (name -> scores), the frozen
     pretrained network's raw scores ``prior`` ``(N,)`` blended with them as the cost model
     blends them (weight ``k / (k + b)`` on XGBoost, ``b`` the cost model's default
-    ``blend_samples``; ``learner="xgb"``), under the name ``tgraph-prior+<name>``, and with the
-    mean of their standardised scores and the fine-tuned network's ``fine_tuned`` ``(N,)``
-    (``learner="network+xgb"``), under the name ``tgraph-prior+ft+<name>``."""
+    ``blend_samples`` of ``learner="xgb"``), under the name ``tgraph-prior+<name>``, and with
+    the mean of their standardised scores and the fine-tuned network's ``fine_tuned`` ``(N,)``
+    (``learner="network+xgb"``, with its ``b``), under the name ``tgraph-prior+ft+<name>``."""
     blends = {}
     for name, scores in xgb_scores.items():
-        blends[f"tgraph-prior+{name}"] = blend_with_prior(prior, scores, k, BLEND_SAMPLES)
+        blends[f"tgraph-prior+{name}"] = blend_with_prior(prior, scores, k, BLEND_SAMPLES["xgb"])
         both = standardised_mean([fine_tuned, scores])
-        blends[f"tgraph-prior+ft+{name}"] = blend_with_prior(prior, both, k, BLEND_SAMPLES)
+        blends[f"tgraph-prior+ft+{name}"] = blend_with_prior(prior, both, k, BLEND_SAMPLES["network+xgb"])
     return blends
 
 
@@ -254,7 +254,7 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
             scored = {"tgraph": squash(prior), **scored}
         else:
             fine_tuned = _tgraph_scores(task, k, checkpoint, seed, online_steps)
-            scored = {"tgraph": blend_with_prior(prior, fine_tuned, k, BLEND_SAMPLES), "tgraph-ft": fine_tuned,
+            scored = {"tgraph": blend_with_prior(prior, fine_tuned, k, BLEND_SAMPLES["network"]), "tgraph-ft": fine_tuned,
                       **scored}
         if k and "xgb" in trained:
             xgb_scores = {"xgb": scored["xgb"], COLD_XGB: _cold_xgb(task, k)}
