@@ -91,14 +91,14 @@ def grid_metrics(fold: dict, members: list[int], setting: str) -> dict[str, np.n
         prior = standardised_mean([unsquash(seeds[m]["online"][setting][task]["tgraph-prior"]) for m in members])
         prior_given = standardised_mean([unsquash(seeds[m]["zero_shot"][task]["tgraph"])[:k] for m in members])
         xgb = np.asarray(online["xgb"])
-        if FINE_TUNED_RULES[0] in rules:
+        learned = {"fixed": xgb, "trusted": xgb}     # what each rule blends the prior with
+        if "fine-tuned" in rules:
             fine_tuned = standardised_mean([unsquash(seeds[m]["online"][setting][task]["tgraph-ft"]) for m in members])
-            learned_by_rule = {"fine-tuned": fine_tuned, "fine-tuned+xgb": standardised_mean([fine_tuned, xgb])}
+            learned |= {"fine-tuned": fine_tuned, "fine-tuned+xgb": standardised_mean([fine_tuned, xgb])}
         for rule in rules:
-            learned = learned_by_rule[rule] if rule in FINE_TUNED_RULES else xgb
             for g, b in enumerate(GRID):
                 samples = prior_weight_samples(rule, b, prior_given, latency[:k])
-                scores = blend_with_prior(prior, learned, k, samples)
+                scores = blend_with_prior(prior, learned[rule], k, samples)
                 per_task[rule][g][task] = ranking_metrics(scores, latency[k:])
     return {rule: np.array([[mean_metrics(tasks)[key] for key in ("kendall_tau", "top5")] for tasks in by_b])
             for rule, by_b in per_task.items()}
