@@ -12,7 +12,8 @@ COST_MODELS = ("tgraph", "tgraph-frozen", "tgraph-xgb", "tgraph-ft-xgb", "xgb", 
 
 #: MetaSchedule's own searches, the project's pruning search in four sizes, the light one
 #: with explorers picked by the TGraph cost model's uncertainty, the light one with smaller
-#: pools (the pool-size measurement) and with a smaller proposer population (the screening-cost
-#: measurement).
+#: pools (the pool-size measurement), with a smaller proposer population (the screening-cost
+#: measurement) and halving its population while the cost model's share is above 20%.
 STRATEGIES = ("evolutionary", "replay-trace", "pruning", "pruning-light", "pruning-fast", "pruning-fast-256",
-              "pruning-light-ucb", "pruning-light-pool64", "pruning-light-pool128", "pruning-light-pop192")
+              "pruning-light-ucb", "pruning-light-pool64", "pruning-light-pool128", "pruning-light-pop192",
+              "pruning-light-share20")

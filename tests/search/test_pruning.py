@@ -3,9 +3,12 @@ TGraph and XGBoost."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from conftest import drop_capture_handlers
+from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
 from cost_models import TGraphCostModel
@@ -48,7 +51,9 @@ def test_every_strategy_name_makes_its_search():
     assert sizes == {"pruning": (256, 512, True), "pruning-light": (256, 256, True),
                      "pruning-fast": (512, 256, False), "pruning-fast-256": (256, 128, False),
                      "pruning-light-ucb": (256, 256, True), "pruning-light-pool64": (64, 256, True),
-                     "pruning-light-pool128": (128, 256, True), "pruning-light-pop192": (256, 192, True)}
+                     "pruning-light-pool128": (128, 256, True), "pruning-light-pop192": (256, 192, True),
+                     "pruning-light-share20": (256, 256, True)}
+    assert made["pruning-light-share20"].params["max_model_share"] == 0.2
     assert made["pruning-light-ucb"].params["uncertainty_from"] is tgraph
     assert made["pruning-light"].params["uncertainty_from"] is None
     with pytest.raises(ValueError, match="needs a TGraph cost model"):
@@ -62,6 +67,8 @@ def test_parameters_are_checked():
         PruningSearch(exploration=1.5)
     with pytest.raises(ValueError, match="pool_size"):
         PruningSearch(pool_size=0)
+    with pytest.raises(ValueError, match="max_model_share"):
+        PruningSearch(max_model_share=1.0)
 
 
 def _context(strategy, target, seed=3):
@@ -77,9 +84,10 @@ def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
     context.pre_tuning(max_trials=12, num_trials_per_iter=8, design_spaces=spaces,
                        database=ms.database.MemoryDatabase(), cost_model=ms.cost_model.RandomModel())
     first = context.generate_measure_candidates()
-    (pool, sent, by_uncertainty), = strategy.rounds
+    (pool, sent, by_uncertainty, full), = strategy.rounds
     assert len(first) == sent == 8 and 8 < pool <= 40     # the proposer may return a little less than asked
     assert not by_uncertainty                              # no uncertainty_from: explorers at random
+    assert full and strategy.meter is None                 # no share budget: the whole population
     traces = {str(c.sch.trace) for c in first}
     assert len(traces) == 8
     failed = [ms.runner.RunnerResult(run_secs=None, error_msg="not measured in this test")] * len(first)
@@ -92,6 +100,51 @@ def test_strategy_screens_the_pool_and_stops_at_the_budget(target):
     context.post_tuning()
 
 
+@derived_object
+class SlowModel(ms.cost_model.PyCostModel):
+    """Random scores that take ``seconds_per_candidate`` each: a cost model as slow as asked."""
+
+    def __init__(self, seconds_per_candidate):
+        super().__init__()
+        self.seconds_per_candidate = seconds_per_candidate
+        self.rng = np.random.default_rng(0)
+
+    def update(self, context, candidates, results):
+        pass
+
+    def predict(self, context, candidates):
+        time.sleep(self.seconds_per_candidate * len(candidates))
+        return self.rng.random(len(candidates))
+
+
+def test_a_share_budget_halves_the_population_while_the_cost_model_is_over_it(target):
+    """Rounds that start above the budget propose from half the population; the clones of
+    one search (MetaSchedule tunes each task with one) count into one meter; nothing is sent twice."""
+    strategy = PruningSearch(pool_size=24, exploration=0.25, population_size=128, genetic_num_iters=1,
+                             max_model_share=0.02)
+    context, spaces = _context(strategy.clone(), target)
+    scored = TimedCostModel(SlowModel(seconds_per_candidate=1e-3))
+    context.pre_tuning(max_trials=32, num_trials_per_iter=8, design_spaces=spaces,
+                       database=ms.database.MemoryDatabase(), cost_model=scored)
+    failed = [ms.runner.RunnerResult(run_secs=None, error_msg="not measured in this test")] * 8
+    sent, screened = [], []
+    for round_number in range(4):
+        before = scored.predicted
+        candidates = context.generate_measure_candidates()
+        screened.append(scored.predicted - before)
+        sent += [str(c.sch.trace) for c in candidates]
+        context.notify_runner_results(candidates, failed)
+        if round_number == 1:   # as if the round's measurements had taken long: the share falls below
+            strategy.meter.round_seconds += 1000.0
+    # 128 + 128 scored and the pool (up to 24) with the whole population, 64 + 64 and the pool with half
+    fulls = [count >= 256 for count in screened]
+    assert fulls == [True, False, True, True], screened   # the first round, then by the share so far
+    assert len(sent) == len(set(sent)) == 32
+    assert len(strategy.meter.timers) == 1                # the clone counts into its original's meter
+    assert strategy.meter.model_seconds == pytest.approx(scored.seconds["predict"], rel=0.05)
+    context.post_tuning()
+
+
 @pytest.mark.parametrize("guide_proposer", [True, False])
 def test_an_unguided_proposer_leaves_the_model_only_the_pool_to_score(target, guide_proposer):
     strategy = PruningSearch(pool_size=128, population_size=64, genetic_num_iters=1, guide_proposer=guide_proposer)
@@ -100,7 +153,7 @@ def test_an_unguided_proposer_leaves_the_model_only_the_pool_to_score(target, gu
     context.pre_tuning(max_trials=8, num_trials_per_iter=8, design_spaces=spaces,
                        database=ms.database.MemoryDatabase(), cost_model=counting)
     assert len(context.generate_measure_candidates()) == 8
-    (pool, _, _), = strategy.rounds
+    (pool, _, _, _), = strategy.rounds
     if guide_proposer:   # two generations of 64 scored, then the pool again
         assert counting.predicted >= pool + 64
     else:

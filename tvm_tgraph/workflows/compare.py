@@ -45,6 +45,8 @@ METHODS = {
     "tgraph-xgb+pruning-light-pool64": ("tgraph-xgb", "pruning-light-pool64"),
     "tgraph-xgb+pruning-light-pool128": ("tgraph-xgb", "pruning-light-pool128"),
     "tgraph-xgb+pruning-light-pop192": ("tgraph-xgb", "pruning-light-pop192"),
+    # the same halving its population in rounds that start above a 20% cost-model share
+    "tgraph-xgb+pruning-light-share20": ("tgraph-xgb", "pruning-light-share20"),
     # the network fine-tuned online and blended, with its XGBoost fallback, into the prior
     "tgraph-ft-xgb+pruning-light": ("tgraph-ft-xgb", "pruning-light"),
     "tgraph-xgb": ("tgraph-xgb", "evolutionary"),

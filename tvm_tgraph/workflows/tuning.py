@@ -119,7 +119,9 @@ def make_strategy(name: str, cost_model=None):
     the light one picking its explorers by ``cost_model``'s uncertainty (a
     :class:`~cost_models.TGraphCostModel`), ``"pruning-light-pool64"`` / ``"pruning-light-pool128"``
     the light one choosing from a pool of 64 / 128 instead of 256, ``"pruning-light-pop192"`` the
-    light one with a proposer population of 192 instead of 256, ``"pruning-fast"`` the light proposer unguided,
+    light one with a proposer population of 192 instead of 256, ``"pruning-light-share20"`` the
+    light one proposing with a population of 128 in rounds that start while the cost model's
+    share of the run so far is above 20% (``max_model_share=0.2``), ``"pruning-fast"`` the light proposer unguided,
     every candidate of a round (up to 512) scored once, in the pool, ``"pruning-fast-256"`` the
     same with half the pool (population 128, up to 256 scored)."""
     if name not in STRATEGIES:
@@ -138,6 +140,8 @@ def make_strategy(name: str, cost_model=None):
                              genetic_num_iters=1)
     if name == "pruning-light-pop192":
         return PruningSearch(population_size=192, genetic_num_iters=1)
+    if name == "pruning-light-share20":
+        return PruningSearch(population_size=256, genetic_num_iters=1, max_model_share=0.2)
     if name == "pruning-fast":
         return PruningSearch(pool_size=512, population_size=256, genetic_num_iters=1, guide_proposer=False)
     if name == "pruning-fast-256":
