@@ -187,8 +187,9 @@ class PruningSearch(PySearchStrategy):
     def pre_tuning(self, max_trials, num_trials_per_iter, design_spaces, database=None, cost_model=None) -> None:
         if cost_model is None:
             raise ValueError("PruningSearch needs a cost model to screen candidates with")
-        self.scorer = TimedCostModel(cost_model)   # every score this search asks for, timed
-        if self.meter is not None:
+        self.scorer = cost_model
+        if self.meter is not None:   # every score this search asks for, timed
+            self.scorer = TimedCostModel(cost_model)
             self.meter.timers.append(self.scorer)
         self.max_trials = int(max_trials)
         self.trials_per_iter = int(num_trials_per_iter)
@@ -208,8 +209,9 @@ class PruningSearch(PySearchStrategy):
             return None
         self.round_start = time.perf_counter()
         full = self.meter is None or self.meter.share() <= self.params["max_model_share"]
-        pool = self.proposers[0 if full else 1].generate_measure_candidates()
-        pool = [cand for cand in pool or [] if structural_hash(cand.sch.mod) not in self.sent]
+        pool = list(self.proposers[0 if full else 1].generate_measure_candidates() or [])
+        if self.meter is not None:   # one proposer alone never proposes a candidate twice
+            pool = [cand for cand in pool if structural_hash(cand.sch.mod) not in self.sent]
         if not pool:
             return None
         k = min(self.trials_per_iter, self.max_trials - self.measured)
@@ -217,7 +219,8 @@ class PruningSearch(PySearchStrategy):
         optimistic = self._optimistic_scores(len(pool))
         picks = select_top_k_and_explore(scores, k, self.params["exploration"], self.rng, optimistic)
         self.rounds.append((len(pool), len(picks), optimistic is not None, full))
-        self.sent.update(structural_hash(pool[i].sch.mod) for i in picks)
+        if self.meter is not None:
+            self.sent.update(structural_hash(pool[i].sch.mod) for i in picks)
         return [pool[i] for i in picks]
 
     def _optimistic_scores(self, pool: int) -> np.ndarray | None:
