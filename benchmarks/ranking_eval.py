@@ -11,10 +11,12 @@ their spread (min-max over seeds), and a per-task table of the zero-shot Kendall
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
-        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--baselines xgb,mlp]
+        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--online-trials-per-iter 16] [--baselines xgb,mlp]
 
 Online, the network is fine-tuned ``--online-steps`` steps on the k given (counted, not timed,
-so that the result does not depend on the CPU's speed or load) and scored alone
+so that the result does not depend on the CPU's speed or load; with ``--online-trials-per-iter
+N``, that many steps per update, the k given in updates of N as a tuning run of N trials per
+round gives them) and scored alone
 (``tgraph-ft``), blended with the frozen network as ``TGraphCostModel`` blends them
 (``tgraph``) and, with XGBoost, the frozen network blended with the mean of the fine-tuned one
 and XGBoost (``tgraph-prior+ft+xgb``: ``learner="network+xgb"``); see
@@ -131,6 +133,7 @@ class Plan:
     online_ks: tuple[int, ...]
     baselines: tuple[str, ...]
     online_steps: int = UPDATE_MAX_STEPS
+    online_trials_per_iter: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,6 +241,12 @@ def main() -> None:
     parser.add_argument("--online-steps", type=int, default=UPDATE_MAX_STEPS,
                         help="steps the network is fine-tuned on a task's k given candidates online (counted, "
                              f"not timed; default {UPDATE_MAX_STEPS}, the cost model's step limit of one update)")
+    parser.add_argument("--online-trials-per-iter", type=int,
+                        help="give the network the k in updates of this many, in measurement order, "
+                             "--online-steps steps each, as a tuning run of this many trials per round "
+                             "(`tgraph tune` and `tgraph compare --models`: 16) gives them (default: all k in "
+                             "one update); XGBoost's online scores do not depend on it (it retrains on all "
+                             "it holds at every update); not with the mlp baseline")
     parser.add_argument("--baselines", default="xgb,mlp",
                         help="TVM's cost models trained on the same tasks: xgb (once per fold: its training is "
                              "deterministic) and mlp (per seed)")
@@ -258,6 +267,11 @@ def main() -> None:
     baselines = tuple(b for b in args.baselines.split(",") if b)
     if set(baselines) - {"xgb", "mlp"}:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
+    if args.online_trials_per_iter is not None and args.online_trials_per_iter < 1:
+        parser.error(f"--online-trials-per-iter must be at least 1, not {args.online_trials_per_iter}")
+    if args.online_trials_per_iter is not None and "mlp" in baselines:
+        parser.error("--online-trials-per-iter with the mlp baseline: its online training depends on the "
+                     "split, which only the network's follows here; use --baselines xgb")
 
     start = time.time()
     command = "python benchmarks/ranking_eval.py " + " ".join(a for a in sys.argv[1:] if a != "--resume")
@@ -270,7 +284,8 @@ def main() -> None:
     folds = family_folds(sorted(set(families.values())) if args.folds == "all" else args.folds.split(","),
                          args.family_groups)
     plan = Plan(args.recipe, args.steps, tuple(int(s) for s in args.seeds.split(",")), ablations,
-                tuple(int(k) for k in args.online_ks.split(",") if k), baselines, args.online_steps)
+                tuple(int(k) for k in args.online_ks.split(",") if k), baselines, args.online_steps,
+                args.online_trials_per_iter)
     report = {"command": command, "db": args.db, "db_sha256": db_sha256,
               "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
               "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": list(ablations),
@@ -340,7 +355,8 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
         checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed)
         trained = {**xgb, **train_baselines(tuple(b for b in plan.baselines if b != "xgb"), fold.training, seed)}
         result = evaluate(fold.held_out, fold.training, str(checkpoint), trained, plan.online_ks, seed=seed,
-                          progress=False, online_steps=plan.online_steps)
+                          progress=False, online_steps=plan.online_steps,
+                          online_trials_per_iter=plan.online_trials_per_iter)
         result["history"] = history
         if "xgb" in trained:
             add_xgb_blend(result, fold.held_out)

@@ -69,3 +69,37 @@ def test_online_rows_rank_as_the_cost_models_they_stand_for(collected_db, target
         np.testing.assert_allclose(scores, standardise(expected[learner]), rtol=1e-5, atol=1e-6, err_msg=learner)
         assert kendall_tau(scores, held_out.latency[k:]) == pytest.approx(
             rows[row]["per_task"][held_out.name]["kendall_tau"])
+
+
+def test_online_updates_in_rounds_are_the_cost_models_round_by_round(collected_db, target):
+    """With ``online_trials_per_iter`` the fine-tuned network is ``TGraphCostModel`` updated on the
+    k given in rounds of that many, ``online_steps`` steps each (not one update), while
+    XGBoost's online scores do not depend on the split (it retrains on all it holds)."""
+    tasks = load_measured_tasks(collected_db, target)
+    held_out = next(t for t in tasks if t.family == "op:softmax")
+    training = [t for t in tasks if t.family != "op:softmax"]
+    k, per_round, steps = 4, 2, 3
+    xgb = train_baselines(("xgb",), training)
+    rest = held_out.candidates[k:]
+
+    split = xgb["xgb"].fresh()
+    for first in (0, 2):
+        split.update(held_out.context, held_out.candidates[first:first + per_round],
+                     held_out.runner_results(np.arange(first, first + per_round)))
+    np.testing.assert_array_equal(split.predict(held_out.context, rest), xgb["xgb"].online_scores(held_out, k))
+
+    kept = {}
+    for trials_per_iter in (None, per_round):
+        report = evaluate([held_out], training, str(DEFAULT_CHECKPOINT), xgb, (k,), progress=False,
+                          online_steps=steps, online_trials_per_iter=trials_per_iter)
+        assert report["settings"]["online_trials_per_iter"] == trials_per_iter
+        kept[trials_per_iter] = unsquash(report["online_scores"][f"online_k{k}"][held_out.name]["tgraph-ft"])
+    model = TGraphCostModel(DEFAULT_CHECKPOINT, update_max_steps=steps, update_time_budget_s=None, blend_samples=0)
+    for first in (0, 2):
+        model.update(held_out.context, held_out.candidates[first:first + per_round],
+                     held_out.runner_results(np.arange(first, first + per_round)))
+    np.testing.assert_allclose(unsquash(model.predict(held_out.context, rest)), kept[per_round], rtol=1e-5, atol=1e-6)
+    assert np.ptp(kept[per_round] - kept[None]) > 1e-3   # twice the steps: not the one-update network
+    with pytest.raises(ValueError, match="MLP"):
+        evaluate([held_out], training, str(DEFAULT_CHECKPOINT), ("mlp",), (k,), progress=False,
+                 online_trials_per_iter=per_round)

@@ -159,28 +159,35 @@ def train_baselines(kinds: tuple[str, ...], train_tasks: list[MeasuredTask], see
     return {kind: _Baseline(kind, train_tasks, seed) for kind in kinds}
 
 
-def _scores_after(model, task: MeasuredTask, k: int, update: bool = True) -> np.ndarray:
+def _scores_after(model, task: MeasuredTask, k: int, update: bool = True, trials_per_iter: int | None = None
+                  ) -> np.ndarray:
     """Scores ``(len(task.candidates) - k,)`` by the cost model ``model`` of the candidates after
-    the task's first ``k``, once ``update`` has given it those ``k`` (unless ``update`` is False)."""
+    the task's first ``k``, once ``update`` has given it those ``k`` (unless ``update`` is False):
+    in one call, or with ``trials_per_iter`` in calls of that many, in measurement order, as
+    MetaSchedule's task scheduler gives a task's measurements round by round."""
     if k and update:
+        per_call = trials_per_iter or k
         with _torch_compatible_mlp():
-            model.update(task.context, task.candidates[:k], task.runner_results(np.arange(k)))
+            for first in range(0, k, per_call):
+                given = np.arange(first, min(first + per_call, k))
+                model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
     return np.asarray(model.predict(task.context, task.candidates[k:]), dtype=np.float64)
 
 
-def _tgraph_scores(task: MeasuredTask, k: int, checkpoint: str, seed: int, online_steps: int | None = None
-                   ) -> np.ndarray:
+def _tgraph_scores(task: MeasuredTask, k: int, checkpoint: str, seed: int, online_steps: int | None = None,
+                   trials_per_iter: int | None = None) -> np.ndarray:
     """Raw scores ``(len(task.candidates) - k,)`` (:func:`unsquash` of the cost model's, whose
     order they keep) of the candidates after the task's first ``k`` by ``TGraphCostModel``: with
-    ``online_steps``, the network fine-tuned that many steps on those ``k`` (no time limit) and
-    alone (``blend_samples=0``), else the frozen pretrained network. Raises ``CheckpointError``
-    if the checkpoint is unusable."""
+    ``online_steps``, the network fine-tuned that many steps per ``update`` (no time limit) on
+    those ``k`` (given in one update, or in updates of ``trials_per_iter``) and alone
+    (``blend_samples=0``), else the frozen pretrained network. Raises ``CheckpointError`` if the
+    checkpoint is unusable."""
     if online_steps is None:
         model = TGraphCostModel(checkpoint=checkpoint, seed=seed, online=False)
     else:
         model = TGraphCostModel(checkpoint=checkpoint, seed=seed, update_max_steps=online_steps,
                                 update_time_budget_s=None, blend_samples=0)
-    return unsquash(_scores_after(model, task, k, update=online_steps is not None))
+    return unsquash(_scores_after(model, task, k, update=online_steps is not None, trials_per_iter=trials_per_iter))
 
 
 #: Candidates an online setting scores at least, after the k given: tasks with fewer are left out.
@@ -214,12 +221,19 @@ def _prior_blends(prior: np.ndarray, fine_tuned: np.ndarray, k: int,
 
 def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], checkpoint: str,
              baselines: tuple[str, ...] | dict = ("xgb", "mlp"), online_ks: tuple[int, ...] = (32, 64),
-             seed: int = 0, progress: bool = True, online_steps: int = UPDATE_MAX_STEPS) -> dict:
+             seed: int = 0, progress: bool = True, online_steps: int = UPDATE_MAX_STEPS,
+             online_trials_per_iter: int | None = None) -> dict:
     """Zero-shot and online ranking metrics of TGraph and the baselines.
 
     ``baselines`` names the kinds to train on ``train_tasks`` here, or is a dict of ones
     already trained on them (:func:`train_baselines`). Online, TGraph is fine-tuned
-    ``online_steps`` steps (default: the cost model's step limit of one update).
+    ``online_steps`` steps (default: the cost model's step limit of one update) on the ``k``
+    given in one update, or with ``online_trials_per_iter`` in updates of that many (in
+    measurement order, ``online_steps`` steps each), as a tuning run with that many trials
+    per round gives them. The baselines get the ``k`` in one update: TVM's ``XGBModel``
+    (``adaptive_training=False``) retrains from scratch on all it holds at every update, so
+    its scores do not depend on how the ``k`` are split; the MLP's would, so the MLP baseline
+    is refused with ``online_trials_per_iter``.
 
     Returns
     -------
@@ -236,6 +250,9 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
     """
     from tqdm import tqdm
 
+    if online_trials_per_iter is not None and "mlp" in baselines:
+        raise ValueError("online_trials_per_iter with the MLP baseline: its online training depends on how the "
+                         "k are split into updates, which only TGraph's are here")
     trained = baselines if isinstance(baselines, dict) else train_baselines(baselines, train_tasks, seed)
     models = ["tgraph", *trained]
     settings = ["zero_shot"] + [f"online_k{k}" for k in online_ks]
@@ -253,7 +270,7 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
         if not k:   # kept as the cost model returns them, as the per-candidate scores always were
             scored = {"tgraph": squash(prior), **scored}
         else:
-            fine_tuned = _tgraph_scores(task, k, checkpoint, seed, online_steps)
+            fine_tuned = _tgraph_scores(task, k, checkpoint, seed, online_steps, online_trials_per_iter)
             scored = {"tgraph": blend_with_prior(prior, fine_tuned, k, BLEND_SAMPLES["network"]), "tgraph-ft": fine_tuned,
                       **scored}
         if k and "xgb" in trained:
@@ -270,7 +287,8 @@ def evaluate(eval_tasks: list[MeasuredTask], train_tasks: list[MeasuredTask], ch
                for s, by_model in results.items()}
     return {
         "settings": {"eval_tasks": [t.name for t in eval_tasks], "eval_families": sorted({t.family for t in eval_tasks}),
-                     "train_tasks": len(train_tasks), "online_ks": list(online_ks), "seed": seed,
+                     "train_tasks": len(train_tasks), "online_ks": list(online_ks),
+                     "online_steps": online_steps, "online_trials_per_iter": online_trials_per_iter, "seed": seed,
                      "checkpoint": str(checkpoint),
                      "baseline_train_seconds": {k: m.train_seconds for k, m in trained.items()}},
         "results": summary,
