@@ -170,6 +170,7 @@ def test_real_tuning_with_pruning(tmp_path, target, cost_model):
                    strategy=PruningSearch(pool_size=48, population_size=96), progress=False)
     assert summary.trials == 16 and np.isfinite(summary.best_latency_s)
     assert 0 < summary.cost_model_s < summary.wall_s
+    assert summary.cost_model_split["predict"] < summary.search_s < summary.wall_s   # proposing holds the scoring
 
 
 def test_explorers_follow_tgraphs_uncertainty_once_xgboost_has_learned(tmp_path, target):

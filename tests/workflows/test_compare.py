@@ -25,6 +25,9 @@ def test_compare_runs_summarises_and_resumes(tmp_path, capsys):
     assert set(methods) == {"tgraph+pruning", "xgb-warm16", "random"}
     for entry in methods.values():
         assert 0 < entry["best_s"]["8"]["median"] < 1 and 0 <= entry["cost_model_share"] < 1
+        assert 0 < entry["search_share"] < 1
+    for run in report["runs"]:   # the search's proposing time holds the cost model's predict
+        assert run["cost_model_split"]["predict"] <= run["search_s"] < run["wall_s"]
     assert methods["xgb-warm16"]["trials_to_reference"]["median"] <= 8   # it reaches its own best
     assert (tmp_path / "compare.png").stat().st_size > 0 and "| tgraph+pruning |" in (tmp_path / "compare.md").read_text()
     untuned = {r["untuned_s"] for r in report["runs"]}   # timed once in this call, recorded by every run
@@ -48,7 +51,8 @@ def test_the_checkpoint_named_reaches_the_tgraph_methods(tmp_path, capsys):
 
 def test_summary_counts_only_a_win_over_the_stronger_xgboost():
     def run(method, curve, seed=0):
-        return RunResult("w", method, seed, curve, wall_s=10.0, cost_model_s=1.0)
+        return RunResult("w", method, seed, curve, wall_s=10.0, cost_model_s=1.0,
+                         cost_model_split={"predict": 0.8, "update": 0.2}, search_s=3.0)
 
     results = [run("xgb", [4.0, 3.0, 3.0, 3.0]), run("xgb-warm16", [4.0, 2.0, 2.0, 2.0]),
                run("tgraph+pruning", [2.0, 2.0, 1.0, 1.0])]
@@ -58,7 +62,7 @@ def test_summary_counts_only_a_win_over_the_stronger_xgboost():
     assert tg["trials_to_reference"]["median"] == 1.0
     assert tg["vs_stronger_xgb"] == {"2": 1.0, "4": 0.5}         # against xgb-warm16, not xgb
     assert summary["methods"]["xgb"]["trials_to_reference"]["median"] == np.inf
-    assert tg["cost_model_share"] == 0.1
+    assert tg["cost_model_share"] == 0.1 and tg["search_share"] == pytest.approx(0.22)   # (3.0 - 0.8) / 10
 
 
 def test_summary_without_xgboost_has_no_reference():
@@ -69,7 +73,8 @@ def test_summary_without_xgboost_has_no_reference():
     assert "vs_stronger_xgb" not in summary["w"]["methods"]["tgraph+pruning"]
     markdown = format_markdown(summary, budgets=(2,))
     assert "none, no XGBoost method in this call" in markdown and "nan" not in markdown
-    assert "| tgraph+pruning | 1000.0000 [1000.0000-1000.0000] | - | - | 10 | 10.0% |" in markdown
+    assert "| tgraph+pruning | 1000.0000 [1000.0000-1000.0000] | - | - | 10 | 10.0% | - |" in markdown   # no search time recorded
+    assert summary["w"]["methods"]["tgraph+pruning"]["search_share"] is None
 
 
 def test_operator_runs_timed_at_different_machine_speeds_are_flagged():

@@ -33,6 +33,7 @@ def test_whole_model_compare_times_each_checkpoint_and_resumes(tmp_path, capsys)
         assert max(run["max_abs_diff"].values()) < 1e-3       # every tuned build computes the same
         assert 0 < run["wall_at_s"]["2"] <= run["wall_at_s"]["4"] <= run["wall_s"]
         assert run["cpu"]["llvm"] and run["untuned_s"] == report["untuned_s"][model]
+        assert run["cost_model_split"]["predict"] <= run["search_s"] < run["wall_s"]   # both tasks' proposing
         # two matmul tasks, nothing element-wise: the guard times the tuned build, chooses nothing
         assert all(run["guard"][b]["candidates"] == [] == run["guard"][b]["default_tasks"] for b in ("2", "4"))
     assert "Machine speed: one speed for every run" in (out / "compare_models.md").read_text()
@@ -64,11 +65,12 @@ def test_model_compare_rejects_checkpoints_beyond_the_budget(tmp_path, capsys):
     assert "checkpoints must lie within 1..8" in err and err.count("\n") == 1
 
 
-def _run(method, latencies, seed=0, untuned_s=0.02, guard=None):
+def _run(method, latencies, seed=0, untuned_s=0.02, guard=None, search_s=30.0):
     checkpoints = {"4": latencies[0], "8": latencies[1]}
     return ModelRun("m", method, seed, tasks=3, trials=24, wall_s=100.0, cost_model_s=10.0, latency_s=checkpoints,
                     wall_at_s={"4": 50.0, "8": 100.0}, cost_model_at_s={"4": 5.0, "8": 10.0},
-                    max_abs_diff={"4": 0.0, "8": 0.0}, cpu={"llvm": "x", "name": "x"}, untuned_s=untuned_s, guard=guard)
+                    max_abs_diff={"4": 0.0, "8": 0.0}, cpu={"llvm": "x", "name": "x"}, untuned_s=untuned_s, guard=guard,
+                    cost_model_split={"predict": 9.0, "update": 1.0}, search_s=search_s)
 
 
 def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
@@ -82,6 +84,7 @@ def test_model_summary_compares_with_the_stronger_xgboost_at_each_checkpoint():
     assert tg["trials_per_task_to_reference"] == {"median": 6.0, "per_seed": [4, 8]}
     assert summary["methods"]["xgb"]["trials_per_task_to_reference"]["median"] == np.inf
     assert tg["cost_model_share"] == 0.1 and tg["wall_at_s"] == {"4": 50.0, "8": 100.0}
+    assert tg["search_share"] == pytest.approx(0.21)   # (30 - 9 of predict) / 100
     assert summary["machine_speed"]["comparable"]
 
 

@@ -95,6 +95,9 @@ class RunResult:
     #: recorded before runs recorded them.
     untuned_s: float | None = None
     cpu: dict | None = None
+    #: Seconds the search strategy spent proposing, ``predict`` included (``TuneSummary.search_s``);
+    #: None for runs recorded before runs recorded it.
+    search_s: float | None = None
 
 
 def run_directory(out_dir: Path, workload: str, method: str, seed: int) -> Path:
@@ -144,7 +147,8 @@ def run_one(workload: str, method: str, seed: int, trials: int, out_dir: Path, t
                    trials_per_iter=trials_per_iter, builder=builder, runner=runner, strategy=strategy,
                    progress=False, shutdown_builder=False, task_scheduler=scheduler, checkpoint=checkpoint)
     result = RunResult(workload, method, seed, [float(x) for x in summary.curve], summary.wall_s,
-                       summary.cost_model_s, summary.cost_model_split, untuned_s(), host_cpu_names())
+                       summary.cost_model_s, summary.cost_model_split, untuned_s(), host_cpu_names(),
+                       summary.search_s)
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
     return result
 
@@ -244,10 +248,28 @@ def reach_text(trials: float | None) -> str:
     return f"{trials:.0f}" if np.isfinite(trials) else "not reached"
 
 
+def time_shares(runs: list) -> dict:
+    """Median over ``runs`` (:class:`RunResult` or ``ModelRun``) of the cost model's share of
+    the wall time (``predict`` and ``update``) and of the search's own share (its proposing
+    time less the ``predict`` inside it: sampling, mutation, picking; None unless every run
+    recorded it)."""
+    shares = {"cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in runs])), "search_share": None}
+    if all(r.search_s is not None and r.cost_model_split for r in runs):
+        shares["search_share"] = float(np.median([(r.search_s - r.cost_model_split["predict"]) / r.wall_s
+                                                  for r in runs]))
+    return shares
+
+
+def share_text(share: float | None) -> str:
+    """A share of the wall time as the tables print it (``-`` where not recorded)."""
+    return "-" if share is None else f"{share * 100:.1f}%"
+
+
 def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
     """Per workload and method: median and spread over seeds of the best latency at each
     budget, trials needed to reach the stronger XGBoost baseline's final best (the lower of
-    ``xgb`` / ``xgb-warm16`` median final best), wall time and the cost model's share.
+    ``xgb`` / ``xgb-warm16`` median final best), wall time, the cost model's share and the
+    search's own (:func:`time_shares`).
 
     Returns ``{workload: {"reference_s": float, "machine_speed": dict, "methods": {method: {...}}}}``
     (``reference_s`` None, and no ratio or trials to it, when no XGBoost method ran),
@@ -269,7 +291,7 @@ def summarise(results: list[RunResult], budgets=BUDGETS) -> dict:
                 "seeds": [r.seed for r in rs],
                 "best_s": {str(b): spread(v) for b, v in at.items()},
                 "wall_s": float(np.median([r.wall_s for r in rs])),
-                "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
+                **time_shares(rs),
             }
         if reference is not None:
             ratios = ratios_to_stronger_xgb(methods, "best_s", budgets, xgb)
@@ -295,8 +317,8 @@ def format_markdown(summary: dict, budgets=BUDGETS, seen: dict[str, list[str] | 
         lines += [speed_line(entry["machine_speed"]), "",
                   f"Reference (stronger XGBoost's median final best): {reference_text(entry['reference_s'])}", "",
                   "| method | " + " | ".join(f"best ms @{b}" for b in budgets)
-                  + " | trials to reference | vs stronger XGB @64 | wall s | cost-model share |",
-                  "| --- |" + " --- |" * (len(budgets) + 4)]
+                  + " | trials to reference | vs stronger XGB @64 | wall s | cost-model share | search's own share |",
+                  "| --- |" + " --- |" * (len(budgets) + 5)]
         for method, m in entry["methods"].items():
             cells = [f"{m['best_s'][str(b)]['median'] * 1e3:.4f} [{m['best_s'][str(b)]['min'] * 1e3:.4f}-"
                      f"{m['best_s'][str(b)]['max'] * 1e3:.4f}]" for b in budgets]
@@ -304,7 +326,7 @@ def format_markdown(summary: dict, budgets=BUDGETS, seen: dict[str, list[str] | 
             ratio = m.get("vs_stronger_xgb", {}).get("64")
             lines.append(f"| {method} | " + " | ".join(cells) + f" | {reach_text(reach)} | "
                          f"{ratio_text(ratio)} | {m['wall_s']:.0f} | "
-                         f"{m['cost_model_share'] * 100:.1f}% |")
+                         f"{m['cost_model_share'] * 100:.1f}% | {share_text(m.get('search_share'))} |")
         lines.append("")
     return "\n".join(lines)
 

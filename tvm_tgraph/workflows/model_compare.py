@@ -34,7 +34,8 @@ from ..model_zoo import extract_tir_tasks
 from ..tvm_env import host_cpu_names
 from ..workloads import load_module
 from .compare import (XGB_METHODS, finished_run, method_parts, ratio_text, ratios_to_stronger_xgb, reach_text,
-                      reference_text, run_directory, run_each, seen_in_training, set_aside_interrupted)
+                      reference_text, run_directory, run_each, seen_in_training, set_aside_interrupted, share_text,
+                      time_shares)
 from .end_to_end import UntunedModel, untuned
 from .machine_speed import machine_speeds, speed_line, spread
 from .schedule_guard import guard
@@ -80,6 +81,7 @@ class ModelRun:
     cost_model_split: dict | None = None   # {"predict": s, "update": s}
     untuned_s: float | None = None
     guard: dict | None = None
+    search_s: float | None = None
 
 
 class LoadedModel:
@@ -125,7 +127,8 @@ def _tune_once(model: LoadedModel, method: str, seed: int, trials: int, run_dir:
               "trials": summary.trials, "wall_s": summary.wall_s,
               "cost_model_s": summary.cost_model_s, "cost_model_split": summary.cost_model_split,
               "trial_wall_s": summary.trial_wall_s.tolist(),
-              "trial_cost_model_s": summary.trial_cost_model_s.tolist(), "cpu": host_cpu_names()}
+              "trial_cost_model_s": summary.trial_cost_model_s.tolist(), "cpu": host_cpu_names(),
+              "search_s": summary.search_s}
     atomic_write_bytes(tuning_file, json.dumps(tuning).encode())
     return tuning
 
@@ -150,7 +153,7 @@ def run_model(model: LoadedModel, method: str, seed: int, trials_per_task: int, 
         cost_at[str(budget)] = tuning["trial_cost_model_s"][kept - 1] if kept else 0.0
     result = ModelRun(model.name, method, seed, model.tasks, tuning["trials"], tuning["wall_s"], tuning["cost_model_s"],
                       latency, wall_at, cost_at, diff, tuning["cpu"], tuning.get("cost_model_split"),
-                      model.untuned.latency_s, decisions)
+                      model.untuned.latency_s, decisions, tuning.get("search_s"))
     atomic_write_bytes(run_dir / "result.json", json.dumps(asdict(result), indent=1).encode())
     return result
 
@@ -202,7 +205,8 @@ def summarise_models(results: list[ModelRun]) -> dict:
     min, max), the ratio of the median to the stronger XGBoost's (the lower median of
     ``xgb`` / ``xgb-warm16`` at that checkpoint), trials per task needed to reach the stronger
     XGBoost's final median (the first checkpoint at or below it, per seed), the tuning wall
-    time to each checkpoint and the cost model's share of the whole run.
+    time to each checkpoint and the cost model's and the search's own shares of the whole run
+    (:func:`~tvm_tgraph.workflows.compare.time_shares`).
 
     Returns ``{model: {"tasks", "checkpoints", "reference_s", "machine_speed", "methods":
     {method: {...}}}}`` (``reference_s`` None, and no ratio or trials to it, when no XGBoost
@@ -224,7 +228,7 @@ def summarise_models(results: list[ModelRun]) -> dict:
                 "latency_s": {str(b): spread([r.latency_s[str(b)] for r in rs]) for b in checkpoints},
                 "wall_at_s": {str(b): float(np.median([r.wall_at_s[str(b)] for r in rs])) for b in checkpoints},
                 "wall_s": float(np.median([r.wall_s for r in rs])),
-                "cost_model_share": float(np.median([r.cost_model_s / r.wall_s for r in rs])),
+                **time_shares(rs),
                 "max_abs_diff": float(max(max(r.max_abs_diff.values()) for r in rs)),
                 "guard": _guard_summary(rs, final),
             }
@@ -267,8 +271,8 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
                   "End-to-end latency, ms, median [min-max] over seeds, by trials per task:", "",
                   "| method | " + " | ".join(f"@{b}" for b in checkpoints)
                   + f" | vs stronger XGB @{final} | trials/task to reference | wall s | cost-model share |"
-                  " max output diff |",
-                  "| --- |" + " --- |" * (len(checkpoints) + 5)]
+                  " search's own share | max output diff |",
+                  "| --- |" + " --- |" * (len(checkpoints) + 6)]
         for method, m in entry["methods"].items():
             cells = [f"{m['latency_s'][str(b)]['median'] * 1e3:.3f} [{m['latency_s'][str(b)]['min'] * 1e3:.3f}-"
                      f"{m['latency_s'][str(b)]['max'] * 1e3:.3f}]" for b in checkpoints]
@@ -277,7 +281,8 @@ def format_models_markdown(summary: dict, untuned_s: dict[str, float] | None = N
             lines.append(f"| {method} | " + " | ".join(cells)
                          + f" | {ratio_text(ratio)} | "
                          f"{reach_text(reach)} | {m['wall_s']:.0f} | "
-                         f"{m['cost_model_share'] * 100:.1f}% | {m['max_abs_diff']:.1e} |")
+                         f"{m['cost_model_share'] * 100:.1f}% | {share_text(m.get('search_share'))} | "
+                         f"{m['max_abs_diff']:.1e} |")
         guarded = {method: m["guard"] for method, m in entry["methods"].items() if m.get("guard")}
         if guarded:
             lines += ["", f"In-model guard at @{final} (the table above times the build it chose): element-wise tasks "

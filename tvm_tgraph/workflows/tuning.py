@@ -16,6 +16,7 @@ import numpy as np
 import cost_models
 from cost_models.timed import TimedCostModel
 from search import PruningSearch
+from search.timed import TimedSearch
 
 from ..database import latencies_in_trial_order, open_database, result_latency
 from ..measure import FastBuilder, make_runner
@@ -52,6 +53,10 @@ class TuneSummary:
         result was recorded (after the cost model's update on its batch), in trial order.
     trial_cost_model_s : np.ndarray
         ``(trials of this run,)`` ``cost_model_s`` spent by then.
+    search_s : float
+        Wall time spent in the search strategy proposing candidates (every task's), the cost
+        model's ``predict`` included: ``search_s - cost_model_split["predict"]`` is the
+        search's own sampling, mutation and picking.
     """
 
     best_latency_s: float
@@ -64,6 +69,7 @@ class TuneSummary:
     cost_model_split: dict | None = None
     trial_wall_s: np.ndarray | None = None
     trial_cost_model_s: np.ndarray | None = None
+    search_s: float | None = None
 
 
 def progress_callback(bar):
@@ -222,6 +228,9 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
                                      checkpoint=checkpoint if cost_model.startswith("tgraph") else None)
     if isinstance(strategy, str):
         strategy = make_strategy(strategy, cost_model)
+    if isinstance(strategy, str):
+        strategy = ms.search_strategy.SearchStrategy.create(strategy)
+    timed_search = TimedSearch(strategy)
     timed_model = TimedCostModel(cost_model)
     work_dir = Path(work_dir)
     database = open_database(work_dir, create=True)
@@ -240,7 +249,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     common = dict(
         target=target, work_dir=str(work_dir), max_trials_global=trials,
         num_trials_per_iter=trials_per_iter, builder=builder, runner=runner,
-        database=database, cost_model=timed_model, seed=seed, measure_callbacks=callbacks, strategy=strategy,
+        database=database, cost_model=timed_model, seed=seed, measure_callbacks=callbacks, strategy=timed_search,
         task_scheduler=task_scheduler,
     )
     # MetaSchedule's logging set-up raises its logger to DEBUG; keep the caller's level.
@@ -263,7 +272,7 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
     best_trial = int(np.argmax(curve == best)) + 1 if np.isfinite(best) else 0
     clock = np.asarray(marks, dtype=np.float64).reshape(-1, 2)
     return TuneSummary(best, best_trial, len(curve), wall, curve, str(work_dir), timed_model.total_seconds,
-                       dict(timed_model.seconds), clock[:, 0], clock[:, 1])
+                       dict(timed_model.seconds), clock[:, 0], clock[:, 1], timed_search.clock.seconds)
 
 
 def tuning_curve(latency: np.ndarray, workload: np.ndarray) -> np.ndarray:
