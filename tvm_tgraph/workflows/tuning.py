@@ -15,8 +15,7 @@ import numpy as np
 
 import cost_models
 from cost_models.timed import TimedCostModel
-from search import PruningSearch
-from search import TimedSearch
+from search import PruningSearch, TimedSearch
 
 from ..database import latencies_in_trial_order, open_database, result_latency
 from ..measure import FastBuilder, make_runner
