@@ -71,6 +71,13 @@ def test_online_rows_rank_as_the_cost_models_they_stand_for(collected_db, target
             rows[row]["per_task"][held_out.name]["kendall_tau"])
 
 
+def _update_in_rounds(model, task, k: int, per_round: int) -> None:
+    """Give ``model`` the task's first ``k`` candidates in ``update`` calls of ``per_round``."""
+    for first in range(0, k, per_round):
+        given = np.arange(first, first + per_round)
+        model.update(task.context, [task.candidates[i] for i in given], task.runner_results(given))
+
+
 def test_online_updates_in_rounds_are_the_cost_models_round_by_round(collected_db, target):
     """With ``online_trials_per_iter`` the fine-tuned network is ``TGraphCostModel`` updated on the
     k given in rounds of that many, ``online_steps`` steps each (not one update), while
@@ -83,9 +90,7 @@ def test_online_updates_in_rounds_are_the_cost_models_round_by_round(collected_d
     rest = held_out.candidates[k:]
 
     split = xgb["xgb"].fresh()
-    for first in (0, 2):
-        split.update(held_out.context, held_out.candidates[first:first + per_round],
-                     held_out.runner_results(np.arange(first, first + per_round)))
+    _update_in_rounds(split, held_out, k, per_round)
     np.testing.assert_array_equal(split.predict(held_out.context, rest), xgb["xgb"].online_scores(held_out, k))
 
     kept = {}
@@ -95,9 +100,7 @@ def test_online_updates_in_rounds_are_the_cost_models_round_by_round(collected_d
         assert report["settings"]["online_trials_per_iter"] == trials_per_iter
         kept[trials_per_iter] = unsquash(report["online_scores"][f"online_k{k}"][held_out.name]["tgraph-ft"])
     model = TGraphCostModel(DEFAULT_CHECKPOINT, update_max_steps=steps, update_time_budget_s=None, blend_samples=0)
-    for first in (0, 2):
-        model.update(held_out.context, held_out.candidates[first:first + per_round],
-                     held_out.runner_results(np.arange(first, first + per_round)))
+    _update_in_rounds(model, held_out, k, per_round)
     np.testing.assert_allclose(unsquash(model.predict(held_out.context, rest)), kept[per_round], rtol=1e-5, atol=1e-6)
     assert np.ptp(kept[per_round] - kept[None]) > 1e-3   # twice the steps: not the one-update network
     with pytest.raises(ValueError, match="MLP"):

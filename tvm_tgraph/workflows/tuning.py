@@ -227,8 +227,8 @@ def tune(mod, cost_model, trials: int, work_dir: str | Path, target=None, seed: 
                                      checkpoint=checkpoint if cost_model.startswith("tgraph") else None)
     if isinstance(strategy, str):
         strategy = make_strategy(strategy, cost_model)
-    if isinstance(strategy, str):
-        strategy = ms.search_strategy.SearchStrategy.create(strategy)
+        if isinstance(strategy, str):   # one of MetaSchedule's own, made as tune_tir makes it from its name
+            strategy = ms.search_strategy.SearchStrategy.create(strategy)
     timed_search = TimedSearch(strategy)
     timed_model = TimedCostModel(cost_model)
     work_dir = Path(work_dir)
