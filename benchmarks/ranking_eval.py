@@ -10,7 +10,7 @@ recipe's. Reports, per fold and overall, the mean over seeds of the fold's mean 
 their spread (min-max over seeds), and a per-task table of the zero-shot Kendall tau.
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
-        [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 3000] \
+        [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 6000] \
         [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--online-trials-per-iter 16] [--baselines xgb,mlp]
 
 Online, the network is fine-tuned ``--online-steps`` steps on the k given (counted, not timed,
@@ -226,7 +226,7 @@ def main() -> None:
     parser.add_argument("--family-groups", type=int, help="hold out groups of whole families instead of one "
                         "family per fold: the families dealt into this many groups")
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--steps", type=int, default=6000)
     parser.add_argument("--recipe", default="weight_average", choices=list(VARIANTS),
                         help="the variant compared against XGBoost and MLP, zero-shot and online (default "
                              "weight_average, the shipped recipe; value_embedding: the same without the "
