@@ -226,7 +226,8 @@ def main() -> None:
     parser.add_argument("--family-groups", type=int, help="hold out groups of whole families instead of one "
                         "family per fold: the families dealt into this many groups")
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--steps", type=int, default=6000)
+    parser.add_argument("--steps", type=int, default=PretrainConfig.steps,
+                        help="training steps per fold and seed (default: the shipped recipe's, PretrainConfig.steps)")
     parser.add_argument("--recipe", default="weight_average", choices=list(VARIANTS),
                         help="the variant compared against XGBoost and MLP, zero-shot and online (default "
                              "weight_average, the shipped recipe; value_embedding: the same without the "
