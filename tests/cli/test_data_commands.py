@@ -10,10 +10,18 @@ from conftest import drop_capture_handlers
 
 from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
 from tvm_tgraph import workloads
-from tvm_tgraph.cli import main
+from tvm_tgraph.cli import build_parser, main
 from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE
 from tvm_tgraph.measured_tasks import database_sha256
+from tvm_tgraph.pretrain import PretrainConfig
 from tvm_tgraph.workflows.tuning import tune
+
+
+def test_train_command_defaults_are_the_pretraining_defaults():
+    """`tgraph train` keeps its own literals (the CLI imports torch lazily): they must not drift."""
+    args = build_parser().parse_args(["train", "--db", "d", "--out", "o.safetensors"])
+    for name in ("steps", "eval_every", "patience", "val_fraction"):
+        assert getattr(args, name) == getattr(PretrainConfig, name), name
 
 
 def test_train_and_eval_commands(collected_db, tmp_path, capsys):
