@@ -118,6 +118,8 @@ VARIANTS = {
     "value_embedding_none": Variant({"cross_attention": "none", "value_bins": 160}),
     "weight_average": Variant({"cross_attention": "multihead", "value_bins": 160}, {"weight_average": 0.995}),
     "weight_average_none": Variant({"cross_attention": "none", "value_bins": 160}, {"weight_average": 0.995}),
+    "weight_average_hidden128": Variant({"cross_attention": "multihead", "value_bins": 160, "hidden": 128},
+                                        {"weight_average": 0.995}),
 }
 
 
