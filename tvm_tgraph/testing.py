@@ -35,20 +35,29 @@ def random_candidates(mod, target, count: int, seed: int = 0, task_name: str | N
     return context, list(context.generate_measure_candidates())
 
 
-def measure_candidates(context, candidates, **evaluator) -> list:
-    """Build and run ``candidates`` for real (:class:`~tvm_tgraph.measure.FastBuilder`, the
-    tuning runner with ``evaluator`` overrides); returns MetaSchedule ``RunnerResult`` s."""
+def measure_candidates(context, candidates, builder: FastBuilder | None = None, **evaluator) -> list:
+    """Build and run ``candidates`` for real (``builder``, default a
+    :class:`~tvm_tgraph.measure.FastBuilder`; the tuning runner with ``evaluator`` overrides);
+    returns MetaSchedule ``RunnerResult`` s, one per candidate in order. A candidate whose build
+    failed (or timed out: on a machine busy with other work, say) is not run: its result has no
+    run time and the build's error message, as MetaSchedule records a failed build."""
     from tvm.s_tir.meta_schedule.builder import BuilderInput
-    from tvm.s_tir.meta_schedule.runner import RunnerInput
+    from tvm.s_tir.meta_schedule.runner import RunnerInput, RunnerResult
 
-    builder = FastBuilder()
+    own_builder = builder is None
+    builder = builder or FastBuilder()
     try:
         built = builder.build([BuilderInput(c.sch.mod, context.target) for c in candidates])
     finally:
-        builder.shutdown()
-    futures = make_runner(**evaluator).run([RunnerInput(b.artifact_path, "cpu", c.args_info)
-                                            for b, c in zip(built, candidates)])
-    return [future.result() for future in futures]
+        if own_builder:
+            builder.shutdown()
+    ok = [i for i, result in enumerate(built) if result.artifact_path is not None]
+    futures = make_runner(**evaluator).run([RunnerInput(built[i].artifact_path, "cpu", candidates[i].args_info)
+                                            for i in ok]) if ok else []
+    results = [RunnerResult(None, result.error_msg) for result in built]
+    for i, future in zip(ok, futures):
+        results[i] = future.result()
+    return results
 
 
 def _free_port() -> int:
