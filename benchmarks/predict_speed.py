@@ -35,6 +35,8 @@ def main() -> None:
     parser.add_argument("--checkpoint", help="TGraph checkpoint to score with (default: the shipped one)")
     parser.add_argument("--json", default=str(Path(__file__).parent / "results" / "predict_speed.json"))
     args = parser.parse_args()
+    if args.checkpoint and not Path(args.checkpoint).is_file():
+        parser.error(f"--checkpoint {args.checkpoint}: no such file")
 
     from tvm.s_tir.meta_schedule.cost_model import XGBModel
 
