@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import sys
 import time
@@ -76,7 +77,7 @@ def main() -> None:
         "tgraph_ms_per_candidate": per["tgraph"], "xgb_ms_per_candidate": per["xgb"],
         "ratio_tgraph_over_xgb": per["tgraph"] / per["xgb"],
         "tgraph_cached_ms_per_candidate": cached / len(scored) * 1e3,
-        "raw_seconds": times, "command": " ".join(["python", "benchmarks/predict_speed.py", *sys.argv[1:]]),
+        "raw_seconds": times, "command": shlex.join(["python", "benchmarks/predict_speed.py", *sys.argv[1:]]),
     }
     print(f"{len(scored)} candidates of a 256^3 matmul, median of {args.repeats} runs each")
     print(f"  XGBoost  (PerStoreFeature + booster) : {per['xgb']:.3f} ms / candidate")
