@@ -6,7 +6,8 @@ another (``online_k64``: then also ``xgb-cold``, ``tgraph-prior+xgb`` etc.). For
 per seed, then mean (min-max) over seeds; the recipe's seed ensembles if the report has them;
 and the best validation steps of TGraph models. With two models: their Kendall tau paired
 fold by fold and seed by seed (the folds and seeds the two reports share), the mean
-difference and how many pairs the first leads.
+difference, how many pairs the first leads, the differences' range and the standard error
+of their mean.
 
     python benchmarks/ranking_runs.py benchmarks/results/ranking_eval_groups5_block_store.json:tgraph \\
         benchmarks/results/ranking_eval_groups5_block_store.json:ablation:no_block_store
@@ -79,8 +80,10 @@ def paired(first: tuple, second: tuple) -> list[str]:
     """Kendall tau of two models paired by fold and seed."""
     shared = sorted(set(first[2]) & set(second[2]))
     diffs = np.array([first[2][k]["mean"]["kendall_tau"] - second[2][k]["mean"]["kendall_tau"] for k in shared])
+    standard_error = diffs.std(ddof=1) / np.sqrt(len(diffs)) if len(diffs) > 1 else float("nan")
     return [f"{first[0]} - {second[0]}: mean {diffs.mean():+.4f} tau over {len(diffs)} fold-seed pairs, "
-            f"first ahead in {int((diffs > 0).sum())}"]
+            f"first ahead in {int((diffs > 0).sum())}; differences {diffs.min():+.3f} to {diffs.max():+.3f}, "
+            f"standard error of their mean {standard_error:.4f}"]
 
 
 def main() -> None:
