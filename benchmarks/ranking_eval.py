@@ -6,12 +6,15 @@ eval``'s code on the held-out family's tasks: zero-shot and online (k = 32, 64, 
 first k measured candidates given), with TVM's XGBoost and MLP cost models trained on the
 same training data in the same run. Every ablation variant is trained on the same fold
 and seed and scored zero-shot on the same tasks, so each ablation row is paired with the
-recipe's. Reports, per fold and overall, the mean over seeds of the fold's mean metrics and
-their spread (min-max over seeds), and a per-task table of the zero-shot Kendall tau.
+recipe's. ``--train-fraction F`` trains every model (TGraph, its ablations, the baselines) on
+a fraction F of each fold's training tasks, drawn without looking at their measurements, to
+measure how ranking grows with data. Reports, per fold and overall, the mean over seeds of
+the fold's mean metrics and their spread (min-max over seeds), and a per-task table of the
+zero-shot Kendall tau.
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 6000] \
-        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--online-trials-per-iter 16] [--baselines xgb,mlp]
+        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--online-trials-per-iter 16] [--baselines xgb,mlp] [--train-fraction 0.5]
 
 Online, the network is fine-tuned ``--online-steps`` steps on the k given (counted, not timed,
 so that the result does not depend on the CPU's speed or load; with ``--online-trials-per-iter
@@ -140,7 +143,8 @@ class Plan:
 
 @dataclasses.dataclass(frozen=True)
 class Fold:
-    """One fold: the held-out families, their tasks, and the tasks of every other family."""
+    """One fold: the held-out families, their tasks, and the training tasks (of every other
+    family, or ``--train-fraction`` of them)."""
 
     name: str
     families: set[str]
@@ -160,11 +164,22 @@ def family_folds(families: list[str], groups: int | None) -> dict[str, set[str]]
     return {"+".join(group): set(group) for group in dealt if group}
 
 
-def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, steps: int,
-               seed: int) -> tuple[Path, dict]:
-    """Train ``variant`` on every family outside ``held_out``; return (checkpoint path, training history)."""
+def training_subset(tasks: list, fraction: float) -> list:
+    """The first ``fraction`` (at least one task) of ``tasks`` in an order shuffled by a seed of
+    nothing but their count, kept in their own order: a smaller training set, chosen without
+    looking at what was measured, each fraction's set inside every larger one's."""
+    if fraction >= 1.0:
+        return tasks
+    kept = set(np.random.default_rng(len(tasks)).permutation(len(tasks))[:max(1, round(fraction * len(tasks)))])
+    return [task for i, task in enumerate(tasks) if i in kept]
+
+
+def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, steps: int, seed: int,
+               only: set[str] | None = None) -> tuple[Path, dict]:
+    """Train ``variant`` on every family outside ``held_out`` (on the tasks named in ``only``, if
+    given); return (checkpoint path, training history)."""
     recipe = VARIANTS[variant]
-    names = [name for name in graphs if families[name] not in held_out]
+    names = [name for name in graphs if families[name] not in held_out and (only is None or name in only)]
     config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(**recipe.train), network=recipe.network)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
     card = train_checkpoint(recipe.graphs_seen(graphs), names, config, FEATURE_SCHEMA, path,
@@ -253,6 +268,10 @@ def main() -> None:
     parser.add_argument("--baselines", default="xgb,mlp",
                         help="TVM's cost models trained on the same tasks: xgb (once per fold: its training is "
                              "deterministic) and mlp (per seed)")
+    parser.add_argument("--train-fraction", type=float, default=1.0,
+                        help="train every model on this fraction of each fold's training tasks (drawn without "
+                             "looking at their measurements; a smaller fraction's tasks are in every larger "
+                             "one's) to measure how ranking grows with data (default 1: all)")
     parser.add_argument("--out", default="ranking_eval", help="result file names under benchmarks/results/")
     parser.add_argument("--keep-scores", action="store_true",
                         help="also write each fold's per-candidate scores and latencies to "
@@ -270,6 +289,8 @@ def main() -> None:
     baselines = tuple(b for b in args.baselines.split(",") if b)
     if set(baselines) - {"xgb", "mlp"}:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
+    if not 0.0 < args.train_fraction <= 1.0:
+        parser.error(f"--train-fraction must be in (0, 1], not {args.train_fraction}")
     if args.online_trials_per_iter is not None and args.online_trials_per_iter < 1:
         parser.error(f"--online-trials-per-iter must be at least 1, not {args.online_trials_per_iter}")
     if args.online_trials_per_iter is not None and "mlp" in baselines:
@@ -292,17 +313,21 @@ def main() -> None:
     report = {"command": command, "db": args.db, "db_sha256": db_sha256,
               "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
               "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": list(ablations),
-              "folds": {}, "fold_cpus": {}}
+              "train_fraction": args.train_fraction, "folds": {}, "fold_cpus": {}}
     lines = ["# Ranking on held-out families", "", f"Command: `{report['command']}`", "",
              f"Evaluated on {report['cpu']['llvm']}; candidates measured on {', '.join(report['measured_cpus'])}; "
              f"{sum(g.num_configs for g in graphs.values())} distinct candidates of {len(graphs)} tasks in "
              f"{len(set(families.values()))} families; seeds {args.seeds}; "
-             f"TGraph = the `{args.recipe}` recipe, {args.steps} steps at most; mean over seeds (min-max).", ""]
+             f"TGraph = the `{args.recipe}` recipe, {args.steps} steps at most; "
+             + (f"every model trained on {args.train_fraction:g} of each fold's training tasks; "
+                if args.train_fraction < 1.0 else "")
+             + "mean over seeds (min-max).", ""]
     settings = ("zero_shot", *(f"online_k{k}" for k in plan.online_ks))
     overall: dict = {}
     for fold_name, fold_families in folds.items():
         fold = Fold(fold_name, fold_families, [t for t in tasks if families.get(t.name) in fold_families],
-                    [t for t in tasks if t.name in families and families[t.name] not in fold_families])
+                    training_subset([t for t in tasks if t.name in families and families[t.name] not in fold_families],
+                                    args.train_fraction))
         if fold.name in earlier["folds"]:
             runs = earlier["folds"][fold.name]
             ensembles = earlier.get("seed_ensemble", {}).get(fold.name, {})
@@ -353,9 +378,10 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
     """Train and score one fold on every seed: (the runs as the report keeps them, the seed
     ensembles' metrics). With ``scores_path``, the runs' per-candidate scores are written there."""
     runs = []
+    training = {task.name for task in fold.training}
     xgb = train_baselines(tuple(b for b in plan.baselines if b == "xgb"), fold.training)
     for seed in plan.seeds:
-        checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed)
+        checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed, training)
         trained = {**xgb, **train_baselines(tuple(b for b in plan.baselines if b != "xgb"), fold.training, seed)}
         result = evaluate(fold.held_out, fold.training, str(checkpoint), trained, plan.online_ks, seed=seed,
                           progress=False, online_steps=plan.online_steps,
@@ -366,7 +392,8 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
         eval_graphs = {t.name: graphs[t.name] for t in fold.held_out}
         result["ablations"] = {}
         for variant in plan.ablations:
-            path, variant_history = train_fold(graphs, families, fold.families, variant, plan.steps, seed)
+            path, variant_history = train_fold(graphs, families, fold.families, variant, plan.steps, seed,
+                                               training)
             scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
                                      chunk_size=512)
             result["ablations"][variant] = {**scored, "history": variant_history}

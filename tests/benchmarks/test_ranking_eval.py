@@ -88,3 +88,36 @@ def test_kept_scores_reproduce_the_reported_metrics(ranking_eval, collected_db, 
         assert len(zero_shot) == len(latency)
         assert kendall_tau(zero_shot, latency) == pytest.approx(
             report["zero_shot"]["tgraph"]["per_task"][task]["kendall_tau"])
+
+
+def test_a_training_fraction_is_drawn_blind_and_nested(ranking_eval):
+    """The subset depends on nothing but the tasks' count and order (not their measurements),
+    keeps their order, and a smaller fraction's tasks are in every larger one's."""
+    tasks = [f"task{i}" for i in range(40)]
+    quarter, half = ranking_eval.training_subset(tasks, 0.25), ranking_eval.training_subset(tasks, 0.5)
+    assert len(quarter) == 10 and len(half) == 20
+    assert set(quarter) < set(half) and half == sorted(half, key=tasks.index)
+    assert ranking_eval.training_subset(tasks, 1.0) == tasks
+    assert ranking_eval.training_subset(tasks[:3], 0.1) != []
+
+
+def test_every_model_trains_on_the_fraction(ranking_eval, collected_db, tmp_path, monkeypatch):
+    """``--train-fraction 0.5`` on a fold of two training tasks: TGraph's card and the report
+    both name one training task, the same one."""
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--seeds", "0",
+        "--steps", "3", "--ablations", "", "--online-ks", "", "--baselines", "xgb", "--out", "half",
+        "--train-fraction", "0.5")
+    report = json.loads((tmp_path / "half.json").read_text())
+    assert report["train_fraction"] == 0.5
+    assert "trained on 1 tasks" in (tmp_path / "half.md").read_text()
+    from tvm_tgraph.measured_tasks import load_configured_graphs
+
+    graphs, families = load_configured_graphs(collected_db)
+    training = [name for name in graphs if families[name] != "op:softmax"]
+    kept = ranking_eval.training_subset(training, 0.5)
+    path, _ = ranking_eval.train_fold(graphs, families, {"op:softmax"}, "weight_average", 3, 0, only=set(kept))
+    card = ranking_eval.load_checkpoint(path)[1]["training_data"]
+    assert len(kept) == 1 and card["train_tasks"] + card["val_tasks"] == kept
+    with pytest.raises(SystemExit) as stop:
+        run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--train-fraction", "0")
+    assert stop.value.code == 2
