@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             reports[name] = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as err:
             parser.exit(2, f"learning_curve: {path} is not a readable report: {err}\n")
+        if not {"command", "db_sha256", "folds", "fold_cpus"} <= set(reports[name]) or not reports[name]["folds"]:
+            parser.exit(2, f"learning_curve: {path} is not a ranking_eval.py report with a finished fold\n")
         if not set(MODELS) <= set(next(iter(reports[name]["folds"].values()))[0]["results"]["zero_shot"]):
             parser.exit(2, f"learning_curve: {name} has no zero-shot xgb baseline (run it with --baselines xgb)\n")
     if len({r["db_sha256"] for r in reports.values()}) > 1 or len({tuple(r["folds"]) for r in reports.values()}) > 1:

@@ -32,3 +32,9 @@ def test_the_curve_pairs_tgraph_with_xgboost_at_each_fraction(collected_db, tmp_
         curve.main(["--runs", "half,other"])
     assert stop.value.code == 2
     assert "different database contents or folds" in capsys.readouterr().err
+
+    (tmp_path / "blank.json").write_text("{}")
+    with pytest.raises(SystemExit) as stop:
+        curve.main(["--runs", "half,blank"])
+    assert stop.value.code == 2
+    assert "not a ranking_eval.py report" in capsys.readouterr().err
