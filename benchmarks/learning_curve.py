@@ -23,6 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ranking_runs import by_fold_and_seed, differences, per_seed  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.metrics import mean_and_range  # noqa: E402
 
@@ -44,15 +47,12 @@ def point(name: str, report: dict) -> dict:
     """One run's point on the curve: its fraction, steps, training tasks per fold (mean) and,
     per model, the zero-shot tau per seed (mean over folds); TGraph's lead over XGBoost per
     fold and seed."""
-    runs = report["folds"].values()
-    seeds = range(min(len(r) for r in runs))
-    tau = {model: [float(np.mean([r[s]["results"]["zero_shot"][model]["mean"]["kendall_tau"] for r in runs]))
-                   for s in seeds] for model in MODELS}
-    lead = [r[s]["results"]["zero_shot"]["tgraph"]["mean"]["kendall_tau"]
-            - r[s]["results"]["zero_shot"]["xgb"]["mean"]["kendall_tau"] for r in runs for s in seeds]
+    results = {model: by_fold_and_seed(report, model) for model in MODELS}
     return {"run": name, "train_fraction": report.get("train_fraction", 1.0), "steps": _steps(report["command"]),
-            "train_tasks": float(np.mean([r[0]["settings"]["train_tasks"] for r in runs])),
-            "tau": tau, "lead": lead, "cpus": sorted(set(report["fold_cpus"].values()))}
+            "train_tasks": float(np.mean([runs[0]["settings"]["train_tasks"] for runs in report["folds"].values()])),
+            "tau": {model: per_seed(r) for model, r in results.items()},
+            "lead": differences(results["tgraph"], results["xgb"]).tolist(),
+            "cpus": sorted(set(report["fold_cpus"].values()))}
 
 
 def _lines(points: list[dict], command: str) -> list[str]:

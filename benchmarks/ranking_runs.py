@@ -36,13 +36,17 @@ def _result(run: dict, model: str, setting: str) -> dict:
     return {**run["results"][setting][model], "history": run.get("history") if model == "tgraph" else None}
 
 
+def by_fold_and_seed(report: dict, model: str, setting: str = "zero_shot") -> dict[tuple[str, int], dict]:
+    """``{(fold, seed index): result}`` of ``model`` in ``setting`` in a report."""
+    return {(fold, i): _result(run, model, setting) for fold, runs in report["folds"].items()
+            for i, run in enumerate(runs)}
+
+
 def load(spec: str, setting: str = "zero_shot") -> tuple[str, dict, dict[tuple[str, int], dict]]:
     """``REPORT.json:MODEL`` -> (spec, report, {(fold, seed index): result in ``setting``})."""
     path, _, model = spec.partition(":")
     report = json.loads(Path(path).read_text())
-    results = {(fold, i): _result(run, model or "tgraph", setting)
-               for fold, runs in report["folds"].items() for i, run in enumerate(runs)}
-    return spec, report, results
+    return spec, report, by_fold_and_seed(report, model or "tgraph", setting)
 
 
 def _ensembles(report: dict) -> dict[str, dict[str, dict]]:
@@ -55,14 +59,25 @@ def _ensembles(report: dict) -> dict[str, dict[str, dict]]:
     return by_name
 
 
+def per_seed(results: dict, metric: str = "kendall_tau") -> list[float]:
+    """``metric``'s mean over folds for each seed of ``results`` (as :func:`load` returns them)."""
+    seeds = sorted({seed for _, seed in results})
+    return [float(np.mean([r["mean"][metric] for (_, s), r in results.items() if s == seed])) for seed in seeds]
+
+
+def differences(first: dict, second: dict) -> np.ndarray:
+    """Kendall tau of ``first`` minus ``second`` (results as :func:`load` returns them), for each
+    fold and seed both hold."""
+    shared = sorted(set(first) & set(second))
+    return np.array([first[k]["mean"]["kendall_tau"] - second[k]["mean"]["kendall_tau"] for k in shared])
+
+
 def summary(spec: str, report: dict, results: dict, with_ensembles: bool = True) -> list[str]:
     """Mean over folds per seed, then mean (min-max) over seeds, of every metric; then the
     report's (zero-shot) seed ensembles if ``with_ensembles``."""
-    seeds = sorted({seed for _, seed in results})
-    lines = [f"{spec}: {len({fold for fold, _ in results})} folds x {len(seeds)} seeds"]
+    lines = [f"{spec}: {len({fold for fold, _ in results})} folds x {len({seed for _, seed in results})} seeds"]
     for metric in METRICS:
-        per_seed = [np.mean([r["mean"][metric] for (_, s), r in results.items() if s == seed]) for seed in seeds]
-        lines.append(f"  {metric:<12} {mean_and_range(per_seed)}")
+        lines.append(f"  {metric:<12} {mean_and_range(per_seed(results, metric))}")
     steps = sorted(r["history"]["best_step"] for r in results.values() if r.get("history"))
     if steps:
         lines.append(f"  best validation steps {steps[0]}-{steps[-1]}, median {np.median(steps):.0f}")
@@ -78,8 +93,7 @@ def summary(spec: str, report: dict, results: dict, with_ensembles: bool = True)
 
 def paired(first: tuple, second: tuple) -> list[str]:
     """Kendall tau of two models paired by fold and seed."""
-    shared = sorted(set(first[2]) & set(second[2]))
-    diffs = np.array([first[2][k]["mean"]["kendall_tau"] - second[2][k]["mean"]["kendall_tau"] for k in shared])
+    diffs = differences(first[2], second[2])
     standard_error = diffs.std(ddof=1) / np.sqrt(len(diffs)) if len(diffs) > 1 else float("nan")
     return [f"{first[0]} - {second[0]}: mean {diffs.mean():+.4f} tau over {len(diffs)} fold-seed pairs, "
             f"first ahead in {int((diffs > 0).sum())}; differences {diffs.min():+.3f} to {diffs.max():+.3f}, "
