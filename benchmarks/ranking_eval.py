@@ -8,13 +8,15 @@ same training data in the same run. Every ablation variant is trained on the sam
 and seed and scored zero-shot on the same tasks, so each ablation row is paired with the
 recipe's. ``--train-fraction F`` trains every model (TGraph, its ablations, the baselines) on
 a fraction F of each fold's training tasks, drawn without looking at their measurements, to
-measure how ranking grows with data. Reports, per fold and overall, the mean over seeds of
+measure how ranking grows with data. TGraph stops early on ``--val-fraction`` of its training
+tasks (default 0.15); ``--val-fraction 0`` trains it on all of them for ``--steps`` steps, as
+``tgraph train --val-fraction 0`` trains the shipped checkpoint. Reports, per fold and overall, the mean over seeds of
 the fold's mean metrics and their spread (min-max over seeds), and a per-task table of the
 zero-shot Kendall tau.
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 6000] \
-        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--online-trials-per-iter 16] [--baselines xgb,mlp] [--train-fraction 0.5]
+        [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--online-trials-per-iter 16] [--baselines xgb,mlp] [--train-fraction 0.5] [--val-fraction 0]
 
 Online, the network is fine-tuned ``--online-steps`` steps on the k given (counted, not timed,
 so that the result does not depend on the CPU's speed or load; with ``--online-trials-per-iter
@@ -139,6 +141,7 @@ class Plan:
     baselines: tuple[str, ...]
     online_steps: int = UPDATE_MAX_STEPS
     online_trials_per_iter: int | None = None
+    val_fraction: float = PretrainConfig.val_fraction
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,12 +178,15 @@ def training_subset(tasks: list, fraction: float) -> list:
 
 
 def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, steps: int, seed: int,
-               only: set[str] | None = None) -> tuple[Path, dict]:
+               only: set[str] | None = None,
+               val_fraction: float = PretrainConfig.val_fraction) -> tuple[Path, dict]:
     """Train ``variant`` on every family outside ``held_out`` (on the tasks named in ``only``, if
-    given); return (checkpoint path, training history)."""
+    given), ``val_fraction`` of them held out for early stopping (0: all trained on for ``steps``
+    steps, as the shipped checkpoint is); return (checkpoint path, training history)."""
     recipe = VARIANTS[variant]
     names = [name for name in graphs if families[name] not in held_out and (only is None or name in only)]
-    config = PretrainConfig(steps=steps, seed=seed, train=TrainConfig(**recipe.train), network=recipe.network)
+    config = PretrainConfig(steps=steps, seed=seed, val_fraction=val_fraction, train=TrainConfig(**recipe.train),
+                            network=recipe.network)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
     card = train_checkpoint(recipe.graphs_seen(graphs), names, config, FEATURE_SCHEMA, path,
                             data={"held_out_families": sorted(held_out), "variant": variant})
@@ -272,6 +278,10 @@ def main() -> None:
                         help="train every model on this fraction of each fold's training tasks (drawn without "
                              "looking at their measurements; a smaller fraction's tasks are in every larger "
                              "one's) to measure how ranking grows with data (default 1: all)")
+    parser.add_argument("--val-fraction", type=float, default=PretrainConfig.val_fraction,
+                        help="share of each fold's training tasks TGraph holds out to stop early (default "
+                             f"{PretrainConfig.val_fraction}); 0 trains on all of them for --steps steps without "
+                             "early stopping, as `tgraph train` trains the shipped checkpoint")
     parser.add_argument("--out", default="ranking_eval", help="result file names under benchmarks/results/")
     parser.add_argument("--keep-scores", action="store_true",
                         help="also write each fold's per-candidate scores and latencies to "
@@ -291,6 +301,8 @@ def main() -> None:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
     if not 0.0 < args.train_fraction <= 1.0:
         parser.error(f"--train-fraction must be in (0, 1], not {args.train_fraction}")
+    if not 0.0 <= args.val_fraction < 1.0:
+        parser.error(f"--val-fraction must be in [0, 1), not {args.val_fraction}")
     if args.online_trials_per_iter is not None and args.online_trials_per_iter < 1:
         parser.error(f"--online-trials-per-iter must be at least 1, not {args.online_trials_per_iter}")
     if args.online_trials_per_iter is not None and "mlp" in baselines:
@@ -309,16 +321,18 @@ def main() -> None:
                          args.family_groups)
     plan = Plan(args.recipe, args.steps, tuple(int(s) for s in args.seeds.split(",")), ablations,
                 tuple(int(k) for k in args.online_ks.split(",") if k), baselines, args.online_steps,
-                args.online_trials_per_iter)
+                args.online_trials_per_iter, args.val_fraction)
     report = {"command": command, "db": args.db, "db_sha256": db_sha256,
               "cpu": {"llvm": host_cpu(), "machine": platform.machine()},
               "measured_cpus": sorted({t.cpu for t in tasks}), "recipe": args.recipe, "ablations": list(ablations),
-              "train_fraction": args.train_fraction, "folds": {}, "fold_cpus": {}}
+              "train_fraction": args.train_fraction, "val_fraction": args.val_fraction, "folds": {}, "fold_cpus": {}}
     lines = ["# Ranking on held-out families", "", f"Command: `{report['command']}`", "",
              f"Evaluated on {report['cpu']['llvm']}; candidates measured on {', '.join(report['measured_cpus'])}; "
              f"{sum(g.num_configs for g in graphs.values())} distinct candidates of {len(graphs)} tasks in "
              f"{len(set(families.values()))} families; seeds {args.seeds}; "
-             f"TGraph = the `{args.recipe}` recipe, {args.steps} steps at most; "
+             f"TGraph = the `{args.recipe}` recipe, "
+             + (f"{args.steps} steps at most, {args.val_fraction:g} of the training tasks held out to stop early; "
+                if args.val_fraction > 0 else f"{args.steps} steps on all training tasks, no early stopping; ")
              + (f"every model trained on {args.train_fraction:g} of each fold's training tasks; "
                 if args.train_fraction < 1.0 else "")
              + "mean over seeds (min-max).", ""]
@@ -381,7 +395,8 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
     training = {task.name for task in fold.training}
     xgb = train_baselines(tuple(b for b in plan.baselines if b == "xgb"), fold.training)
     for seed in plan.seeds:
-        checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed, training)
+        checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed, training,
+                                         plan.val_fraction)
         trained = {**xgb, **train_baselines(tuple(b for b in plan.baselines if b != "xgb"), fold.training, seed)}
         result = evaluate(fold.held_out, fold.training, str(checkpoint), trained, plan.online_ks, seed=seed,
                           progress=False, online_steps=plan.online_steps,
@@ -393,7 +408,7 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
         result["ablations"] = {}
         for variant in plan.ablations:
             path, variant_history = train_fold(graphs, families, fold.families, variant, plan.steps, seed,
-                                               training)
+                                               training, plan.val_fraction)
             scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
                                      chunk_size=512)
             result["ablations"][variant] = {**scored, "history": variant_history}

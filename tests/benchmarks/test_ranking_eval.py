@@ -121,3 +121,29 @@ def test_every_model_trains_on_the_fraction(ranking_eval, collected_db, tmp_path
     with pytest.raises(SystemExit) as stop:
         run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--train-fraction", "0")
     assert stop.value.code == 2
+
+
+def test_without_early_stopping_every_training_task_is_trained_on_every_step(ranking_eval, collected_db,
+                                                                              tmp_path, monkeypatch):
+    """``--val-fraction 0``, as the shipped checkpoint is trained: no task is held out for
+    validation, training runs all ``--steps`` steps, and the report says so."""
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--seeds", "0",
+        "--steps", "3", "--ablations", "", "--online-ks", "", "--baselines", "", "--out", "val0",
+        "--val-fraction", "0")
+    report = json.loads((tmp_path / "val0.json").read_text())
+    assert report["val_fraction"] == 0.0
+    history = report["folds"]["op:softmax"][0]["history"]
+    assert history["steps"] == 3 and history["best_val_kendall_tau"] is None
+    assert "3 steps on all training tasks, no early stopping" in (tmp_path / "val0.md").read_text()
+    from tvm_tgraph.measured_tasks import load_configured_graphs
+
+    graphs, families = load_configured_graphs(collected_db)
+    training = sorted(name for name in graphs if families[name] != "op:softmax")
+    stopping, _ = ranking_eval.train_fold(graphs, families, {"op:softmax"}, "weight_average", 3, 0)
+    assert ranking_eval.load_checkpoint(stopping)[1]["training_data"]["val_tasks"] != []
+    path, _ = ranking_eval.train_fold(graphs, families, {"op:softmax"}, "weight_average", 3, 0, val_fraction=0.0)
+    card = ranking_eval.load_checkpoint(path)[1]["training_data"]
+    assert card["val_tasks"] == [] and sorted(card["train_tasks"]) == training
+    with pytest.raises(SystemExit) as stop:
+        run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--val-fraction", "1")
+    assert stop.value.code == 2
