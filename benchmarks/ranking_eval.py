@@ -10,9 +10,9 @@ recipe's. ``--train-fraction F`` trains every model (TGraph, its ablations, the 
 a fraction F of each fold's training tasks, drawn without looking at their measurements, to
 measure how ranking grows with data. TGraph stops early on ``--val-fraction`` of its training
 tasks (default 0.15); ``--val-fraction 0`` trains it on all of them for ``--steps`` steps, as
-``tgraph train --val-fraction 0`` trains the shipped checkpoint. Reports, per fold and overall, the mean over seeds of
-the fold's mean metrics and their spread (min-max over seeds), and a per-task table of the
-zero-shot Kendall tau.
+``tgraph train --val-fraction 0`` trains the shipped checkpoint. Reports, per fold and
+overall, the mean over seeds of the fold's mean metrics and their spread (min-max over
+seeds), and a per-task table of the zero-shot Kendall tau.
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
         [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 6000] \
