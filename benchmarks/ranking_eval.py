@@ -73,6 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cost_models.tgraph_cost_model import BLEND_SAMPLES, UPDATE_MAX_STEPS, blend_with_prior, unsquash  # noqa: E402
 from tvm_tgraph.checkpoint import load_checkpoint  # noqa: E402
+from tvm_tgraph.cli.common import fraction  # noqa: E402
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA, RECOMPUTE_COLUMN  # noqa: E402
 from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
@@ -278,7 +279,7 @@ def main() -> None:
                         help="train every model on this fraction of each fold's training tasks (drawn without "
                              "looking at their measurements; a smaller fraction's tasks are in every larger "
                              "one's) to measure how ranking grows with data (default 1: all)")
-    parser.add_argument("--val-fraction", type=float, default=PretrainConfig.val_fraction,
+    parser.add_argument("--val-fraction", type=fraction, default=PretrainConfig.val_fraction,
                         help="share of each fold's training tasks TGraph holds out to stop early (default "
                              f"{PretrainConfig.val_fraction}); 0 trains on all of them for --steps steps without "
                              "early stopping, as `tgraph train` trains the shipped checkpoint")
@@ -301,8 +302,6 @@ def main() -> None:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
     if not 0.0 < args.train_fraction <= 1.0:
         parser.error(f"--train-fraction must be in (0, 1], not {args.train_fraction}")
-    if not 0.0 <= args.val_fraction < 1.0:
-        parser.error(f"--val-fraction must be in [0, 1), not {args.val_fraction}")
     if args.online_trials_per_iter is not None and args.online_trials_per_iter < 1:
         parser.error(f"--online-trials-per-iter must be at least 1, not {args.online_trials_per_iter}")
     if args.online_trials_per_iter is not None and "mlp" in baselines:

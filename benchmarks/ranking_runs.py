@@ -78,9 +78,12 @@ def summary(spec: str, report: dict, results: dict, with_ensembles: bool = True)
     lines = [f"{spec}: {len({fold for fold, _ in results})} folds x {len({seed for _, seed in results})} seeds"]
     for metric in METRICS:
         lines.append(f"  {metric:<12} {mean_and_range(per_seed(results, metric))}")
-    steps = sorted(r["history"]["best_step"] for r in results.values() if r.get("history"))
+    histories = [r["history"] for r in results.values() if r.get("history")]
+    steps = sorted(h["best_step"] for h in histories if h["best_val_kendall_tau"] is not None)
     if steps:
         lines.append(f"  best validation steps {steps[0]}-{steps[-1]}, median {np.median(steps):.0f}")
+    elif histories:
+        lines.append(f"  no early stopping: every run trained {max(h['steps'] for h in histories)} steps")
     if with_ensembles and spec.endswith((".json", ":tgraph")):
         for name, ensemble in _ensembles(report).items():
             lines.append(f"  {name}: " + ", ".join(

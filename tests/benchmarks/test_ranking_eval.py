@@ -9,7 +9,7 @@ import pytest
 from cost_models.tgraph_cost_model import BLEND_SAMPLES, blend_with_prior, unsquash
 from tvm_tgraph.metrics import kendall_tau, standardise
 
-from benchmark_scripts import load_script, run
+from benchmark_scripts import BENCHMARKS, load_script, run
 
 ARGS = ["--folds", "op:matmul,op:softmax", "--seeds", "0", "--steps", "3", "--ablations", "",
         "--online-ks", "", "--baselines", "", "--out", "resumed"]
@@ -135,6 +135,12 @@ def test_without_early_stopping_every_training_task_is_trained_on_every_step(ran
     history = report["folds"]["op:softmax"][0]["history"]
     assert history["steps"] == 3 and history["best_val_kendall_tau"] is None
     assert "3 steps on all training tasks, no early stopping" in (tmp_path / "val0.md").read_text()
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    from ranking_runs import by_fold_and_seed, summary
+
+    lines = summary("val0", report, by_fold_and_seed(report, "tgraph"), with_ensembles=False)
+    assert "  no early stopping: every run trained 3 steps" in lines
+    assert not any("best validation steps" in line for line in lines)
     from tvm_tgraph.measured_tasks import load_configured_graphs
 
     graphs, families = load_configured_graphs(collected_db)
