@@ -15,7 +15,7 @@ overall, the mean over seeds of the fold's mean metrics and their spread (min-ma
 seeds), and a per-task table of the zero-shot Kendall tau.
 
     python benchmarks/ranking_eval.py --db data/tir_llvm_cpu.tar.xz \
-        [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 6000] \
+        [--folds all | transformer,mobilenet_v2,resnet] [--family-groups 5] [--seeds 0,1,2] [--steps 12000] \
         [--recipe weight_average] [--ablations softmax,none,listmle,weighted_hinge,configs128,no_recompute,cosine,hidden128,value_embedding,weight_average] [--online-ks 32,64] [--online-steps 25] [--online-trials-per-iter 16] [--baselines xgb,mlp] [--train-fraction 0.5] [--val-fraction 0]
 
 Online, the network is fine-tuned ``--online-steps`` steps on the k given (counted, not timed,

@@ -33,7 +33,7 @@ class PretrainConfig:
     Parameters
     ----------
     steps : int
-        Maximum optimisation steps (default 6000).
+        Maximum optimisation steps (default 12000).
     eval_every : int
         Steps between validation evaluations (default 100).
     patience : int
@@ -49,7 +49,7 @@ class PretrainConfig:
         Optimiser, loss and sampling settings.
     """
 
-    steps: int = 6000
+    steps: int = 12000
     eval_every: int = 100
     patience: int = 8
     val_fraction: float = 0.15

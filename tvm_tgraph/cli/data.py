@@ -66,7 +66,7 @@ def add_train(sub) -> None:
     p.add_argument("--db", required=True, help="database written by `tgraph collect`")
     p.add_argument("--out", required=True, help="checkpoint to write (.safetensors; the card goes beside it as .json)")
     p.add_argument("--holdout", help="comma-separated families to leave out of training (for evaluation)")
-    p.add_argument("--steps", type=int, default=6000)
+    p.add_argument("--steps", type=int, default=12000)
     p.add_argument("--eval-every", type=int, default=100)
     p.add_argument("--patience", type=int, default=8)
     p.add_argument("--val-fraction", type=fraction, default=0.15,
