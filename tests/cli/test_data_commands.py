@@ -24,6 +24,18 @@ def test_train_command_defaults_are_the_pretraining_defaults():
         assert getattr(args, name) == getattr(PretrainConfig, name), name
 
 
+def test_train_command_defaults_are_the_shipped_recipe():
+    """`tgraph train --val-fraction 0` with no other option trains what the shipped checkpoint's card records."""
+    args = build_parser().parse_args(["train", "--db", "d", "--out", "o.safetensors", "--val-fraction", "0"])
+    training = json.loads(DEFAULT_CHECKPOINT.with_suffix(".json").read_text())["training"]
+    for name in ("steps", "eval_every", "patience", "val_fraction"):
+        assert getattr(args, name) == training[name], name
+    for name, value in training["network"].items():
+        assert getattr(args, name) == value, name
+    for name in ("loss", "lr_schedule", "weight_average"):
+        assert getattr(args, name) == training["train"][name], name
+
+
 def test_train_and_eval_commands(collected_db, tmp_path, capsys):
     ckpt = tmp_path / "t.safetensors"
     assert main(["train", "--db", str(collected_db), "--out", str(ckpt), "--holdout", "op:softmax",
