@@ -9,7 +9,8 @@ from tvm.s_tir.meta_schedule.builder import BuilderInput
 from tvm_tgraph.measure import FastBuilder
 
 
-def test_builds_two_batches_with_one_pool():
+def test_builds_two_batches_with_one_pool(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))   # the libraries are built under pytest's folder
     context, candidates = sample_candidates("matmul_128", count=6)
     builder = FastBuilder(max_workers=2)
     try:
@@ -21,7 +22,7 @@ def test_builds_two_batches_with_one_pool():
         builder.shutdown()
     for result in first + second:
         assert result.error_msg is None, result.error_msg
-        assert result.artifact_path.endswith(".tar")
+        assert result.artifact_path.endswith(".tar") and result.artifact_path.startswith(str(tmp_path))
 
 
 def test_a_failing_build_becomes_an_error_result():

@@ -40,9 +40,12 @@ def measure_candidates(context, candidates, builder: FastBuilder | None = None, 
     :class:`~tvm_tgraph.measure.FastBuilder`; the tuning runner with ``evaluator`` overrides);
     returns MetaSchedule ``RunnerResult`` s, one per candidate in order. A candidate whose build
     failed (or timed out: on a machine busy with other work, say) is not run: its result has no
-    run time and the build's error message, as MetaSchedule records a failed build."""
+    run time and the build's error message, as MetaSchedule records a failed build. Each built
+    library's temporary folder is removed once every run has finished, as MetaSchedule's task
+    scheduler removes it after a round."""
     from tvm.s_tir.meta_schedule.builder import BuilderInput
     from tvm.s_tir.meta_schedule.runner import RunnerInput, RunnerResult
+    from tvm.s_tir.meta_schedule.utils import remove_build_dir
 
     own_builder = builder is None
     builder = builder or FastBuilder()
@@ -52,11 +55,15 @@ def measure_candidates(context, candidates, builder: FastBuilder | None = None, 
         if own_builder:
             builder.shutdown()
     ok = [i for i, result in enumerate(built) if result.artifact_path is not None]
-    futures = make_runner(**evaluator).run([RunnerInput(built[i].artifact_path, "cpu", candidates[i].args_info)
-                                            for i in ok]) if ok else []
-    results = [RunnerResult(None, result.error_msg) for result in built]
-    for i, future in zip(ok, futures):
-        results[i] = future.result()
+    try:
+        futures = make_runner(**evaluator).run([RunnerInput(built[i].artifact_path, "cpu", candidates[i].args_info)
+                                                for i in ok]) if ok else []
+        results = [RunnerResult(None, result.error_msg) for result in built]
+        for i, future in zip(ok, futures):
+            results[i] = future.result()
+    finally:
+        for i in ok:
+            remove_build_dir(built[i].artifact_path)
     return results
 
 
