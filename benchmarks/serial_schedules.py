@@ -123,10 +123,11 @@ def main(argv: list[str] | None = None) -> int:
               "cpu": host_cpu_names(), "run": args.run, "workload": args.workload, "measured": rows}
     if args.random_samples:
         report["prior"] = prior_view(args.workload, args.random_samples)
-    out = args.out or f"serial_schedules_{args.workload}"
-    atomic_write_bytes(RESULTS / f"{out}.json", json.dumps(report, indent=1).encode())
-    atomic_write_bytes(RESULTS / f"{out}.md", to_markdown(report).encode())
-    print(to_markdown(report))
+    markdown = to_markdown(report)
+    out = RESULTS / (args.out or f"serial_schedules_{args.workload}")
+    atomic_write_bytes(out.with_suffix(".json"), json.dumps(report, indent=1).encode())
+    atomic_write_bytes(out.with_suffix(".md"), markdown.encode())
+    print(markdown)
     return 0
 
 
