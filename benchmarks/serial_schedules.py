@@ -30,10 +30,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import cost_models  # noqa: E402
 from tvm_tgraph.database import median_latency, read_database  # noqa: E402
 from tvm_tgraph.errors import RecordError  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
-from tvm_tgraph.tvm_env import host_cpu_names  # noqa: E402
+from tvm_tgraph.testing import random_candidates  # noqa: E402
+from tvm_tgraph.tvm_env import host_cpu_names, make_target  # noqa: E402
+from tvm_tgraph.workloads import load_module  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -61,11 +64,6 @@ def measured_split(database: Path) -> dict:
 def prior_view(workload: str, samples: int, seed: int = 0) -> dict:
     """``samples`` random design-space samples of ``workload``: how many run on one thread, and
     the mean rank the shipped checkpoint gives them and the others (0 = predicted fastest)."""
-    import cost_models
-    from tvm_tgraph.testing import random_candidates
-    from tvm_tgraph.tvm_env import make_target
-    from tvm_tgraph.workloads import load_module
-
     context, candidates = random_candidates(load_module(workload), make_target(), samples, seed=seed)
     parallel = np.array([runs_in_parallel(c.sch.trace.as_json()) for c in candidates], dtype=bool)
     scores = np.asarray(cost_models.create("tgraph-xgb").predict(context, candidates), dtype=np.float64)
