@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import cost_models  # noqa: E402
-from tvm_tgraph.database import median_latency, read_database  # noqa: E402
+from tvm_tgraph.database import read_database, record_latencies  # noqa: E402
 from tvm_tgraph.errors import RecordError  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.testing import random_candidates  # noqa: E402
@@ -51,10 +51,11 @@ def measured_split(database: Path) -> dict:
     measurement order) that first measured one, and the best latency of each kind (ms)."""
     _, records = read_database(database)
     parallel = np.array([runs_in_parallel(record[0]) for _, record in records], dtype=bool)
-    latency_ms = np.array([median_latency(record[1]) for _, record in records]) * 1e3
+    latency_ms = record_latencies(records)[0] * 1e3
+    measured = np.isfinite(latency_ms)
 
     def best(mask: np.ndarray) -> float | None:
-        return float(latency_ms[mask].min()) if mask.any() and np.isfinite(latency_ms[mask].min()) else None
+        return float(latency_ms[mask & measured].min()) if (mask & measured).any() else None
 
     return {"measured": len(records), "one_thread": int((~parallel).sum()),
             "first_one_thread_trial": int(np.argmin(parallel)) + 1 if (~parallel).any() else None,
