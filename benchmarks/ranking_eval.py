@@ -39,7 +39,8 @@ configuration feature's quantised value also embedded, ``TGraphConfig.value_bins
 ``value_embedding_none`` (the same without the configuration cross-attention),
 ``weight_average`` (``value_embedding`` validated and kept as the moving average of its
 weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe), ``weight_average_none``
-(the same without the configuration cross-attention). With XGBoost among the baselines, TGraph and XGBoost averaged
+(the same without the configuration cross-attention), ``weight_average_softmax`` (the same with
+the reference code's parameter-free softmax cross-attention instead of the multi-head one). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -124,6 +125,7 @@ VARIANTS = {
     "value_embedding_none": Variant({"cross_attention": "none", "value_bins": 160}),
     "weight_average": Variant({"cross_attention": "multihead", "value_bins": 160}, {"weight_average": 0.995}),
     "weight_average_none": Variant({"cross_attention": "none", "value_bins": 160}, {"weight_average": 0.995}),
+    "weight_average_softmax": Variant({"cross_attention": "softmax", "value_bins": 160}, {"weight_average": 0.995}),
     "weight_average_hidden128": Variant({"cross_attention": "multihead", "value_bins": 160, "hidden": 128},
                                         {"weight_average": 0.995}),
 }
