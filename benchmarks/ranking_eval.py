@@ -111,6 +111,12 @@ class Variant:
         return seen
 
 
+def _weight_average(**network) -> Variant:
+    """The shipped recipe (multi-head cross-attention, value embedding, the weights' moving
+    average) with ``network`` overriding its network settings."""
+    return Variant({"cross_attention": "multihead", "value_bins": 160, **network}, {"weight_average": 0.995})
+
+
 VARIANTS = {
     "multihead": Variant({"cross_attention": "multihead"}),
     "softmax": Variant({"cross_attention": "softmax"}),
@@ -123,11 +129,10 @@ VARIANTS = {
     "hidden128": Variant({"cross_attention": "multihead", "hidden": 128}),
     "value_embedding": Variant({"cross_attention": "multihead", "value_bins": 160}),
     "value_embedding_none": Variant({"cross_attention": "none", "value_bins": 160}),
-    "weight_average": Variant({"cross_attention": "multihead", "value_bins": 160}, {"weight_average": 0.995}),
-    "weight_average_none": Variant({"cross_attention": "none", "value_bins": 160}, {"weight_average": 0.995}),
-    "weight_average_softmax": Variant({"cross_attention": "softmax", "value_bins": 160}, {"weight_average": 0.995}),
-    "weight_average_hidden128": Variant({"cross_attention": "multihead", "value_bins": 160, "hidden": 128},
-                                        {"weight_average": 0.995}),
+    "weight_average": _weight_average(),
+    "weight_average_none": _weight_average(cross_attention="none"),
+    "weight_average_softmax": _weight_average(cross_attention="softmax"),
+    "weight_average_hidden128": _weight_average(hidden=128),
 }
 
 
