@@ -5,9 +5,11 @@ each seed: train TGraph on every other family (``tgraph train``'s code), then ru
 eval``'s code on the held-out family's tasks: zero-shot and online (k = 32, 64, the task's
 first k measured candidates given), with TVM's XGBoost and MLP cost models trained on the
 same training data in the same run. Every ablation variant is trained on the same fold
-and seed and scored zero-shot on the same tasks, so each ablation row is paired with the
-recipe's. ``--train-fraction F`` trains every model (TGraph, its ablations, the baselines) on
-a fraction F of each fold's training tasks, drawn without looking at their measurements, to
+and seed and scored zero-shot on the same tasks as the recipe is (by the cost model, on each
+task's candidates), so each ablation row is paired with the recipe's; a variant that hides
+global features (``no_recompute``) is scored on its converted graphs, 512 candidates at a
+time, as every ablation was until 2026-12-06. ``--train-fraction F`` trains every model
+(TGraph, its ablations, the baselines) on a fraction F of each fold's training tasks, drawn without looking at their measurements, to
 measure how ranking grows with data. TGraph stops early on ``--val-fraction`` of its training
 tasks (default 0.15); ``--val-fraction 0`` trains it on all of them for ``--steps`` steps, as
 ``tgraph train --val-fraction 0`` trains the shipped checkpoint. Reports, per fold and
@@ -40,7 +42,10 @@ configuration feature's quantised value also embedded, ``TGraphConfig.value_bins
 ``weight_average`` (``value_embedding`` validated and kept as the moving average of its
 weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe), ``weight_average_none``
 (the same without the configuration cross-attention), ``weight_average_softmax`` (the same with
-the reference code's parameter-free softmax cross-attention instead of the multi-head one). With XGBoost among the baselines, TGraph and XGBoost averaged
+the reference code's parameter-free softmax cross-attention instead of the multi-head one),
+``weight_average_distil`` (the shipped recipe distilling the seed ensemble of the recipe's
+networks of the same fold, every seed's, ``TrainConfig.distil_weight`` 0.5: one network
+taught by the ensemble; trained after the recipe's seeds). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -80,6 +85,7 @@ from tvm_tgraph.graph import ConfiguredGraph  # noqa: E402
 from tvm_tgraph.files import atomic_write_bytes  # noqa: E402
 from tvm_tgraph.measured_tasks import database_sha256, load_configured_graphs, load_measured_tasks  # noqa: E402
 from tvm_tgraph.metrics import mean_and_range, mean_metrics, ranking_metrics, standardised_mean  # noqa: E402
+from tvm_tgraph.nn import TGraphEnsemble, TGraphNet  # noqa: E402
 from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, train_checkpoint  # noqa: E402
 from tvm_tgraph.training import TrainConfig  # noqa: E402
 from tvm_tgraph.tvm_env import host_cpu, make_target  # noqa: E402
@@ -92,12 +98,15 @@ NO_EARLIER_REPORT = {"folds": {}, "seconds": 0.0}  # what a run that resumes not
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """A training recipe: network overrides, training overrides (``TrainConfig`` fields), and
-    global-feature columns the variant never sees (zeroed in its training and its scoring)."""
+    """A training recipe: network overrides, training overrides (``TrainConfig`` fields),
+    global-feature columns the variant never sees (zeroed in its training and its scoring), and
+    whether it distils the recipe (``TrainConfig.distil_weight``: its teacher is the seed
+    ensemble of the recipe's networks of the same fold, every seed's)."""
 
     network: dict
     train: dict = dataclasses.field(default_factory=dict)
     hidden_globals: tuple[int, ...] = ()
+    distils_recipe: bool = False
 
     def graphs_seen(self, graphs: dict[str, ConfiguredGraph]) -> dict[str, ConfiguredGraph]:
         """``graphs`` as this variant sees them: ``hidden_globals`` zeroed."""
@@ -111,10 +120,13 @@ class Variant:
         return seen
 
 
-def _weight_average(**network) -> Variant:
+def _weight_average(distil_weight: float = 0.0, **network) -> Variant:
     """The shipped recipe (multi-head cross-attention, value embedding, the weights' moving
-    average) with ``network`` overriding its network settings."""
-    return Variant({"cross_attention": "multihead", "value_bins": 160, **network}, {"weight_average": 0.995})
+    average) with ``network`` overriding its network settings, distilling the recipe's seed
+    ensemble with ``distil_weight`` > 0."""
+    train = {"weight_average": 0.995, **({"distil_weight": distil_weight} if distil_weight else {})}
+    return Variant({"cross_attention": "multihead", "value_bins": 160, **network}, train,
+                   distils_recipe=distil_weight > 0)
 
 
 VARIANTS = {
@@ -133,6 +145,7 @@ VARIANTS = {
     "weight_average_none": _weight_average(cross_attention="none"),
     "weight_average_softmax": _weight_average(cross_attention="softmax"),
     "weight_average_hidden128": _weight_average(hidden=128),
+    "weight_average_distil": _weight_average(distil_weight=0.5),
 }
 
 
@@ -186,18 +199,19 @@ def training_subset(tasks: list, fraction: float) -> list:
 
 
 def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, steps: int, seed: int,
-               only: set[str] | None = None,
-               val_fraction: float = PretrainConfig.val_fraction) -> tuple[Path, dict]:
+               only: set[str] | None = None, val_fraction: float = PretrainConfig.val_fraction,
+               teacher: TGraphNet | TGraphEnsemble | None = None) -> tuple[Path, dict]:
     """Train ``variant`` on every family outside ``held_out`` (on the tasks named in ``only``, if
     given), ``val_fraction`` of them held out for early stopping (0: all trained on for ``steps``
-    steps, as the shipped checkpoint is); return (checkpoint path, training history)."""
+    steps, as the shipped checkpoint is), distilling ``teacher`` if the variant distils; return
+    (checkpoint path, training history)."""
     recipe = VARIANTS[variant]
     names = [name for name in graphs if families[name] not in held_out and (only is None or name in only)]
     config = PretrainConfig(steps=steps, seed=seed, val_fraction=val_fraction, train=TrainConfig(**recipe.train),
                             network=recipe.network)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
     card = train_checkpoint(recipe.graphs_seen(graphs), names, config, FEATURE_SCHEMA, path,
-                            data={"held_out_families": sorted(held_out), "variant": variant})
+                            data={"held_out_families": sorted(held_out), "variant": variant}, teacher=teacher)
     return path, card["history"]
 
 
@@ -304,6 +318,8 @@ def main() -> None:
         parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {list(VARIANTS)}")
     if VARIANTS[args.recipe].hidden_globals:
         parser.error(f"--recipe {args.recipe} hides features from its training only: use it as an ablation")
+    if VARIANTS[args.recipe].distils_recipe:
+        parser.error(f"--recipe {args.recipe} distils the recipe's seed ensemble: use it as an ablation")
     baselines = tuple(b for b in args.baselines.split(",") if b)
     if set(baselines) - {"xgb", "mlp"}:
         parser.error(f"unknown baseline(s) {sorted(set(baselines) - {'xgb', 'mlp'})}: choose from xgb, mlp")
@@ -397,12 +413,28 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
               scatter_png: Path, scores_path: Path | None = None) -> tuple[list[dict], dict[str, dict]]:
     """Train and score one fold on every seed: (the runs as the report keeps them, the seed
     ensembles' metrics). With ``scores_path``, the runs' per-candidate scores are written there."""
-    runs = []
+    runs, checkpoints = [], []
     training = {task.name for task in fold.training}
     xgb = train_baselines(tuple(b for b in plan.baselines if b == "xgb"), fold.training)
+    eval_graphs = {t.name: graphs[t.name] for t in fold.held_out}
+
+    def ablate(variant: str, seed: int, teacher=None) -> dict:
+        """Train ``variant`` on this fold and score it zero-shot as the recipe is scored (by the
+        cost model), or, hiding features the cost model would give it, on its graphs."""
+        path, variant_history = train_fold(graphs, families, fold.families, variant, plan.steps, seed, training,
+                                           plan.val_fraction, teacher)
+        if VARIANTS[variant].hidden_globals:
+            scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
+                                     chunk_size=512)
+        else:
+            scored = evaluate(fold.held_out, fold.training, str(path), {}, (), seed=seed,
+                              progress=False)["results"]["zero_shot"]["tgraph"]
+        return {**scored, "history": variant_history}
+
     for seed in plan.seeds:
         checkpoint, history = train_fold(graphs, families, fold.families, plan.recipe, plan.steps, seed, training,
                                          plan.val_fraction)
+        checkpoints.append(checkpoint)
         trained = {**xgb, **train_baselines(tuple(b for b in plan.baselines if b != "xgb"), fold.training, seed)}
         result = evaluate(fold.held_out, fold.training, str(checkpoint), trained, plan.online_ks, seed=seed,
                           progress=False, online_steps=plan.online_steps,
@@ -410,14 +442,7 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
         result["history"] = history
         if "xgb" in trained:
             add_xgb_blend(result, fold.held_out)
-        eval_graphs = {t.name: graphs[t.name] for t in fold.held_out}
-        result["ablations"] = {}
-        for variant in plan.ablations:
-            path, variant_history = train_fold(graphs, families, fold.families, variant, plan.steps, seed,
-                                               training, plan.val_fraction)
-            scored = evaluate_graphs(load_checkpoint(path)[0], VARIANTS[variant].graphs_seen(eval_graphs),
-                                     chunk_size=512)
-            result["ablations"][variant] = {**scored, "history": variant_history}
+        result["ablations"] = {v: ablate(v, seed) for v in plan.ablations if not VARIANTS[v].distils_recipe}
         runs.append(result)
         print(f"[{(time.time() - start) / 60:.0f} min] {fold.name} seed {seed}: tau "
               + ", ".join(f"{m} {r['mean']['kendall_tau']:.3f}" for m, r in result["results"]["zero_shot"].items())
@@ -425,6 +450,15 @@ def _run_fold(plan: Plan, fold: Fold, graphs: dict, families: dict, start: float
               flush=True)
         if seed == plan.seeds[0]:
             plot_scatter(result, scatter_png)
+    distilling = [v for v in plan.ablations if VARIANTS[v].distils_recipe]
+    if distilling:     # the teacher: every seed's recipe network of this fold
+        networks = [load_checkpoint(path)[0] for path in checkpoints]
+        teacher = networks[0] if len(networks) == 1 else TGraphEnsemble(networks[0].config, networks=networks)
+        for seed, result in zip(plan.seeds, runs):
+            result["ablations"].update({v: ablate(v, seed, teacher) for v in distilling})
+            print(f"[{(time.time() - start) / 60:.0f} min] {fold.name} seed {seed}: tau "
+                  + ", ".join(f"{v} {result['ablations'][v]['mean']['kendall_tau']:.3f}" for v in distilling),
+                  flush=True)
     ensembles = seed_ensembles(runs, fold.held_out) if len(runs) > 1 else {}
     if scores_path is not None:
         _write_scores(scores_path, fold.name, plan.seeds, runs)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 import torch
 
 from tvm_tgraph.checkpoint import load_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
-from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble
-from tvm_tgraph.pretrain import PretrainConfig, evaluate_graphs, pretrain, split_by_task, train_checkpoint
+from tvm_tgraph.metrics import standardise
+from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, predict_scores
+from tvm_tgraph.pretrain import (
+    PretrainConfig, evaluate_graphs, pretrain, split_by_task, teacher_scores, train_checkpoint,
+)
 from tvm_tgraph.training import TrainConfig
 
 
@@ -68,3 +74,27 @@ def test_several_seeds_train_one_network_each_saved_as_an_ensemble(collected_db,
     assert single["seed"] == 0
     with pytest.raises(ValueError, match="must differ"):
         train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, tmp_path / "d.safetensors", seeds=[1, 1])
+
+
+def test_a_network_distils_a_seed_ensemble(collected_db, target, tmp_path):
+    """The teacher's scores are the mean of its members' standardised scores; with
+    ``distil_weight`` the network trained differs from the one trained on runtimes alone, and
+    with ``distil_weight`` 0 a teacher changes nothing."""
+    graphs = configured_graphs(load_measured_tasks(collected_db, target))
+    config = PretrainConfig(steps=6, eval_every=6, val_fraction=0.0, network={"hidden": 16, "num_blocks": 1})
+    train_checkpoint(graphs, list(graphs), config, FEATURE_SCHEMA, tmp_path / "e.safetensors", seeds=[1, 2])
+    teacher, _ = load_checkpoint(tmp_path / "e.safetensors")
+    for graph in graphs.values():
+        members = [standardise(predict_scores(member, graph, 512)) for member in teacher.members]
+        np.testing.assert_allclose(teacher_scores(teacher, graph), np.mean(members, axis=0), rtol=1e-5, atol=1e-6)
+
+    def weights(name: str, train: TrainConfig, **teacher_arg) -> list[torch.Tensor]:
+        train_checkpoint(graphs, list(graphs), replace(config, train=train), FEATURE_SCHEMA, tmp_path / name,
+                         **teacher_arg)
+        return list(load_checkpoint(tmp_path / name)[0].state_dict().values())
+
+    alone = weights("alone.safetensors", TrainConfig())
+    ignored = weights("ignored.safetensors", TrainConfig(), teacher=teacher)
+    distilled = weights("distilled.safetensors", TrainConfig(distil_weight=0.5), teacher=teacher)
+    assert all(torch.equal(x, y) for x, y in zip(alone, ignored))
+    assert any(not torch.equal(x, y) for x, y in zip(alone, distilled))

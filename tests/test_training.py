@@ -76,3 +76,26 @@ def test_weight_average_is_the_exponential_moving_average_of_the_weights():
     assert all(torch.equal(v, now[k]) for k, v in plain.averaged_state().items())
     with pytest.raises(ValueError, match="weight_average"):
         RankingTrainer(model, TrainConfig(weight_average=1.0))
+
+
+def test_distillation_teaches_the_teachers_order():
+    """distil_weight=1: the loss asks for the teacher's order only, so a teacher that reverses
+    the measured order is learnt reversed; distil_weight=0 ignores the teacher."""
+    graph = random_graph(num_configs=48, seed=3)
+    graph.runtime = 1.0 + graph.config_feat[:, 0, 0] - graph.config_feat[:, 0, 0].min()
+
+    def tau_after_training(distil_weight: float) -> float:
+        torch.manual_seed(0)
+        model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=16, num_blocks=1, heads=2, dropout=0.0))
+        model.fit_normalization([graph])
+        trainer = RankingTrainer(model, TrainConfig(lr=3e-3, distil_weight=distil_weight), seed=0)
+        trainer.set_task("t", graph, teacher_scores=graph.runtime.copy())    # higher = slower: reversed
+        trainer.train(300)
+        return kendalltau(predict_scores(model, graph), -graph.runtime)[0]
+
+    assert tau_after_training(1.0) < -0.8 and tau_after_training(0.0) > 0.8
+    trainer = RankingTrainer(TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2)))
+    with pytest.raises(ValueError, match="3 teacher scores for 48 configurations"):
+        trainer.set_task("t", graph, teacher_scores=np.zeros(3))
+    with pytest.raises(ValueError, match="distil_weight"):
+        RankingTrainer(trainer.model, TrainConfig(distil_weight=1.5))

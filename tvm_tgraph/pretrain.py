@@ -5,7 +5,10 @@ the validation tasks has not improved for ``patience`` evaluations, and the best
 are kept. With no validation share (``val_fraction=0``: a checkpoint to ship, its step count
 chosen by cross-validation beforehand) every task trains for ``steps`` steps and the last
 weights are kept. With ``TrainConfig.weight_average`` the weights validated and kept are the
-moving average of the weights. Everything is seeded: the same data, config and seed give the same
+moving average of the weights. Given a teacher (a trained network or seed ensemble), the
+network learns the teacher's order of each training task's configurations beside the
+measured one (``TrainConfig.distil_weight``): one network distilled from an ensemble.
+Everything is seeded: the same data, config and seed give the same
 checkpoint.
 """
 
@@ -21,8 +24,8 @@ import torch
 
 from .checkpoint import save_checkpoint
 from .graph import ConfiguredGraph, FeatureSchema
-from .metrics import kendall_tau, mean_metrics, ranking_metrics
-from .nn import GraphTensors, TGraphConfig, TGraphEnsemble, TGraphNet, predict_scores
+from .metrics import kendall_tau, mean_metrics, ranking_metrics, standardised_mean
+from .nn import GraphTensors, TGraphConfig, TGraphEnsemble, TGraphNet, predict_member_scores, predict_scores
 from .training import RankingTrainer, TrainConfig
 
 
@@ -85,9 +88,24 @@ def evaluate_graphs(model: TGraphNet | TGraphEnsemble, graphs: dict[str, Configu
     return {"per_task": per_task, "mean": mean_metrics(per_task)}
 
 
+#: Configurations a teacher scores at a time (:func:`teacher_scores`).
+TEACHER_CHUNK = 512
+
+
+def teacher_scores(teacher: TGraphNet | TGraphEnsemble, graph: ConfiguredGraph) -> np.ndarray:
+    """What a network distils from ``teacher`` on ``graph``: the mean of the teacher's members'
+    scores, each standardised over the task (scored ``TEACHER_CHUNK`` configurations at a
+    time). Shapes: ``graph`` with ``C`` configurations -> ``(C,)``, higher = faster."""
+    return standardised_mean(predict_member_scores(teacher, graph, TEACHER_CHUNK))
+
+
 def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, ConfiguredGraph],
-             model_config: TGraphConfig, config: PretrainConfig, progress: bool = True) -> tuple[TGraphNet, dict]:
+             model_config: TGraphConfig, config: PretrainConfig, progress: bool = True,
+             teacher: TGraphNet | TGraphEnsemble | None = None) -> tuple[TGraphNet, dict]:
     """Train a new network; return it (best validation weights) and the history.
+
+    With ``teacher`` and ``config.train.distil_weight`` > 0, every training task also carries
+    the teacher's scores of its configurations (:func:`teacher_scores`) to distil.
 
     Returns
     -------
@@ -101,8 +119,9 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     model = TGraphNet(model_config)
     model.fit_normalization(list(train_graphs.values()))
     trainer = RankingTrainer(model, config.train, seed=config.seed, total_steps=config.steps)
+    distil = teacher is not None and config.train.distil_weight > 0
     for name, graph in train_graphs.items():
-        trainer.set_task(name, graph)
+        trainer.set_task(name, graph, teacher_scores(teacher, graph) if distil else None)
     cached_val = {name: (GraphTensors.from_graph(g), g.runtime) for name, g in val_graphs.items()}
     averaging = config.train.weight_average > 0
     validated = copy.deepcopy(model) if averaging else model    # holds the weights validated and kept
@@ -152,7 +171,7 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
 
 def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], config: PretrainConfig,
                      schema: FeatureSchema, out, data: dict | None = None, seeds: Sequence[int] = (),
-                     **card_fields) -> dict:
+                     teacher: TGraphNet | TGraphEnsemble | None = None, **card_fields) -> dict:
     """Split ``task_names`` by task, train a network sized for ``schema`` (with
     ``config.network``'s hyper-parameters), and save the best model with its card to ``out``.
 
@@ -164,6 +183,8 @@ def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], 
         Train one network per seed, on the same split (``config.seed``'s), and save them as
         one :class:`~tvm_tgraph.nn.TGraphEnsemble` (two or more seeds). Default: one network,
         seeded with ``config.seed``.
+    teacher : TGraphNet or TGraphEnsemble, optional
+        Distil it (see :func:`pretrain`); name where it came from in ``card_fields``.
     **card_fields
         Extra top-level card fields (e.g. ``command``).
 
@@ -179,7 +200,7 @@ def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], 
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"the seeds of an ensemble must differ, got {seeds}")
     trained = [pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config,
-                        replace(config, seed=seed)) for seed in seeds]
+                        replace(config, seed=seed), teacher=teacher) for seed in seeds]
     if len(trained) == 1:
         (model, history), seed_fields = trained[0], {"seed": seeds[0]}
     else:

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from .graph import ConfiguredGraph
-from .losses import LOSSES, MARGIN_LOSSES
+from .losses import LOSSES, MARGIN_LOSSES, pairwise_hinge_loss
 from .nn import GraphTensors, TGraphNet
 
 
@@ -47,6 +47,12 @@ class TrainConfig:
         (default 0: none). Offline training validates and keeps the average
         (:meth:`RankingTrainer.averaged_state`), which smooths the noise of one task's
         configurations per step; 0.995 averages over roughly the last 200 steps.
+    distil_weight : float
+        Knowledge distillation (default 0: none): on a task given a teacher's scores
+        (:meth:`RankingTrainer.set_task`), the loss is ``1 - distil_weight`` times the ranking
+        loss on the runtimes plus ``distil_weight`` times the pairwise hinge loss on the
+        teacher's order of the same configurations. Tasks without a teacher's scores train on
+        their runtimes alone.
     """
 
     lr: float = 1e-3
@@ -57,6 +63,7 @@ class TrainConfig:
     lr_schedule: str = "constant"
     warmup_steps: int = 100
     weight_average: float = 0.0
+    distil_weight: float = 0.0
 
 
 def cosine_factor(step: int, total_steps: int, warmup_steps: int) -> float:
@@ -90,6 +97,8 @@ class RankingTrainer:
             raise ValueError(f"lr_schedule must be 'constant' or 'cosine', got {config.lr_schedule!r}")
         if not 0.0 <= config.weight_average < 1.0:
             raise ValueError(f"weight_average must be in [0, 1), got {config.weight_average!r}")
+        if not 0.0 <= config.distil_weight <= 1.0:
+            raise ValueError(f"distil_weight must be in [0, 1], got {config.distil_weight!r}")
         self.model = model
         self.config = config
         self.rng = np.random.default_rng(seed)
@@ -99,7 +108,7 @@ class RankingTrainer:
         if config.lr_schedule == "cosine" and total_steps is not None:
             self.scheduler = torch.optim.lr_scheduler.LambdaLR(
                 self.optimizer, lambda step: cosine_factor(step, total_steps, config.warmup_steps))
-        self._tensors: dict[str, tuple[GraphTensors, torch.Tensor]] = {}
+        self._tensors: dict[str, tuple[GraphTensors, torch.Tensor, torch.Tensor | None]] = {}
         self._average = ({k: v.detach().clone() for k, v in model.state_dict().items()}
                          if config.weight_average else None)
 
@@ -117,19 +126,32 @@ class RankingTrainer:
                 else:
                     self._average[key].copy_(value)
 
-    def set_task(self, key: str, graph: ConfiguredGraph) -> None:
-        """Add or replace the training data of one task (``graph.runtime`` required)."""
+    def set_task(self, key: str, graph: ConfiguredGraph, teacher_scores: np.ndarray | None = None) -> None:
+        """Add or replace the training data of one task (``graph.runtime`` required).
+
+        Parameters
+        ----------
+        teacher_scores : np.ndarray, optional
+            ``(C,)`` a teacher's scores of the task's configurations, higher = faster, to
+            distil with ``config.distil_weight``.
+        """
         if graph.runtime is None:
             raise ValueError(f"task {key!r} has no runtimes to train on")
-        self._tensors[key] = (GraphTensors.from_graph(graph), torch.from_numpy(graph.runtime).float())
+        teacher = None
+        if teacher_scores is not None:
+            if len(teacher_scores) != graph.num_configs:
+                raise ValueError(f"task {key!r}: {len(teacher_scores)} teacher scores for "
+                                 f"{graph.num_configs} configurations")
+            teacher = torch.from_numpy(np.asarray(teacher_scores, dtype=np.float32))
+        self._tensors[key] = (GraphTensors.from_graph(graph), torch.from_numpy(graph.runtime).float(), teacher)
 
     def trainable_tasks(self) -> list[str]:
         """Tasks with at least two distinct runtimes (something to rank)."""
-        return [k for k, (_, rt) in self._tensors.items() if len(rt) >= 2 and bool((rt != rt[0]).any())]
+        return [k for k, (_, rt, _) in self._tensors.items() if len(rt) >= 2 and bool((rt != rt[0]).any())]
 
     def step(self, key: str) -> float:
         """One optimisation step on a random subset of task ``key``'s configurations."""
-        tensors, runtime = self._tensors[key]
+        tensors, runtime, teacher = self._tensors[key]
         total = len(runtime)
         take = min(total, self.config.configs_per_step)
         index = torch.from_numpy(np.sort(self.rng.choice(total, size=take, replace=False)))
@@ -138,6 +160,9 @@ class RankingTrainer:
         loss_fn = LOSSES[self.config.loss]
         loss = loss_fn(scores, runtime[index], self.config.margin) if self.config.loss in MARGIN_LOSSES \
             else loss_fn(scores, runtime[index])
+        if teacher is not None and self.config.distil_weight > 0:
+            weight = self.config.distil_weight
+            loss = (1.0 - weight) * loss + weight * pairwise_hinge_loss(scores, -teacher[index], self.config.margin)
         self.optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)

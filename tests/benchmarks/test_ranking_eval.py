@@ -153,3 +153,25 @@ def test_without_early_stopping_every_training_task_is_trained_on_every_step(ran
     with pytest.raises(SystemExit) as stop:
         run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--val-fraction", "1")
     assert stop.value.code == 2
+
+
+def test_ablations_pair_with_the_recipe_and_the_distilled_one_learns_from_its_seeds(ranking_eval, collected_db,
+                                                                                     tmp_path, monkeypatch, capsys):
+    """An ablation is scored as the recipe is: the recipe itself as an ablation ranks every task
+    exactly as the recipe's row. ``weight_average_distil`` is trained and scored on every seed
+    after the recipe's seeds, which are its teacher; refused as the recipe (nothing to distil)."""
+    run(ranking_eval, monkeypatch, "--db", str(collected_db), "--folds", "op:softmax", "--seeds", "0,1",
+        "--steps", "3", "--ablations", "weight_average,weight_average_distil", "--online-ks", "", "--baselines", "",
+        "--out", "distil", "--val-fraction", "0")
+    report = json.loads((tmp_path / "distil.json").read_text())
+    runs = report["folds"]["op:softmax"]
+    assert [set(r["ablations"]) for r in runs] == [{"weight_average", "weight_average_distil"}] * 2
+    for r in runs:
+        recipe, again = r["results"]["zero_shot"]["tgraph"]["per_task"], r["ablations"]["weight_average"]["per_task"]
+        assert recipe and {t: m["kendall_tau"] for t, m in again.items()} == {
+            t: m["kendall_tau"] for t, m in recipe.items()}
+        assert r["ablations"]["weight_average_distil"]["history"]["steps"] == 3
+    assert "tgraph-weight_average_distil" in (tmp_path / "distil.md").read_text()
+    with pytest.raises(SystemExit) as stop:
+        run(ranking_eval, monkeypatch, "--db", str(collected_db), "--recipe", "weight_average_distil")
+    assert stop.value.code == 2 and "use it as an ablation" in capsys.readouterr().err

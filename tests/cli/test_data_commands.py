@@ -91,6 +91,24 @@ def test_a_collect_database_with_zero_records_is_an_error(tmp_path, capsys):
     assert "holds 0 task(s)" in capsys.readouterr().err
 
 
+def test_train_distils_a_teacher_and_refuses_a_missing_one(collected_db, tmp_path, capsys):
+    teacher = tmp_path / "teacher.safetensors"
+    assert main(["train", "--db", str(collected_db), "--out", str(teacher), "--val-fraction", "0", "--steps", "4",
+                 "--hidden", "16", "--seed", "0,1"]) == 0
+    student = tmp_path / "student.safetensors"
+    assert main(["train", "--db", str(collected_db), "--out", str(student), "--val-fraction", "0", "--steps", "4",
+                 "--hidden", "16", "--teacher", str(teacher), "--distil-weight", "0.25"]) == 0
+    card = json.loads(student.with_suffix(".json").read_text())
+    assert card["training"]["train"]["distil_weight"] == 0.25
+    teacher_card = json.loads(teacher.with_suffix(".json").read_text())
+    assert card["distilled_from"]["weights_sha256"] == teacher_card["weights_sha256"]
+    capsys.readouterr()
+    assert main(["train", "--db", str(collected_db), "--out", str(tmp_path / "m.safetensors"),
+                 "--teacher", str(tmp_path / "missing.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.safetensors does not exist" in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("bins, message", [("-3", "-3 is negative"), ("many", "'many' is not an integer")])
 def test_a_bad_number_of_value_bins_is_refused_before_training(tmp_path, capsys, bins, message):
     with pytest.raises(SystemExit) as refused:

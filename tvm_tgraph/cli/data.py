@@ -90,6 +90,11 @@ def add_train(sub) -> None:
                    help="each configuration feature's value, quantised to steps of 1/64, also selects a learned "
                         "embedding, VALUE_BINS bins per feature (default 160, the shipped recipe; see "
                         "tvm_tgraph.nn.TGraphConfig); 0: the features enter the network linearly only")
+    p.add_argument("--teacher", help="a checkpoint to distil (a seed ensemble trained the same way, say): the "
+                   "network also learns the teacher's order of every training task's configurations")
+    p.add_argument("--distil-weight", type=fraction, default=0.5,
+                   help="with --teacher, the share of the loss that asks for the teacher's order (default 0.5; "
+                        "the rest asks for the measured order)")
     p.add_argument("--target", help=TARGET_HELP)
     p.add_argument("--seed", type=int_list, default=[0], metavar="SEED[,SEED...]",
                    help="seed of the network (default 0); several, comma-separated, train one network per seed "
@@ -99,6 +104,8 @@ def add_train(sub) -> None:
 
 
 def _cmd_train(args) -> int:
+    from ..checkpoint import load_checkpoint
+    from ..convert.tir import FEATURE_SCHEMA
     from ..pretrain import PretrainConfig
     from ..training import TrainConfig
     from ..tvm_env import make_target
@@ -109,10 +116,16 @@ def _cmd_train(args) -> int:
         seed=args.seed[0],
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention,
                  "value_bins": args.value_bins},
-        train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule, weight_average=args.weight_average),
+        train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule, weight_average=args.weight_average,
+                          distil_weight=args.distil_weight if args.teacher else 0.0),
     )
+    teacher, distilled = None, {}
+    if args.teacher:
+        teacher, teacher_card = load_checkpoint(args.teacher, FEATURE_SCHEMA.version)
+        distilled = {"distilled_from": {"path": args.teacher, "weights_sha256": teacher_card["weights_sha256"]}}
     card = train_tir_checkpoint(args.db, args.out, config, args.holdout, make_target(args.target),
-                                command="tgraph " + shlex.join(args.argv), seeds=args.seed)
+                                command="tgraph " + shlex.join(args.argv), seeds=args.seed, teacher=teacher,
+                                **distilled)
     data = card["training_data"]
     for seed, history in zip(args.seed, card["history"] if len(args.seed) > 1 else [card["history"]]):
         validation = (f"; best validation Kendall tau {history['best_val_kendall_tau']:.3f} at step "
