@@ -9,8 +9,8 @@ and seed and scored zero-shot on the same tasks as the recipe is (by the cost mo
 task's candidates), so each ablation row is paired with the recipe's; a variant that hides
 global features (``no_recompute``) is scored on its converted graphs, 512 candidates at a
 time, as every ablation was until 2026-12-06. ``--train-fraction F`` trains every model
-(TGraph, its ablations, the baselines) on a fraction F of each fold's training tasks, drawn without looking at their measurements, to
-measure how ranking grows with data. TGraph stops early on ``--val-fraction`` of its training
+(TGraph, its ablations, the baselines) on a fraction F of each fold's training tasks, drawn
+without looking at their measurements, to measure how ranking grows with data. TGraph stops early on ``--val-fraction`` of its training
 tasks (default 0.15); ``--val-fraction 0`` trains it on all of them for ``--steps`` steps, as
 ``tgraph train --val-fraction 0`` trains the shipped checkpoint. Reports, per fold and
 overall, the mean over seeds of the fold's mean metrics and their spread (min-max over

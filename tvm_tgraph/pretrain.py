@@ -101,11 +101,11 @@ def teacher_scores(teacher: TGraphNet | TGraphEnsemble, graph: ConfiguredGraph) 
 
 def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, ConfiguredGraph],
              model_config: TGraphConfig, config: PretrainConfig, progress: bool = True,
-             teacher: TGraphNet | TGraphEnsemble | None = None) -> tuple[TGraphNet, dict]:
+             teacher_targets: dict[str, np.ndarray] | None = None) -> tuple[TGraphNet, dict]:
     """Train a new network; return it (best validation weights) and the history.
 
-    With ``teacher`` and ``config.train.distil_weight`` > 0, every training task also carries
-    the teacher's scores of its configurations (:func:`teacher_scores`) to distil.
+    ``teacher_targets`` gives each training task a teacher's scores of its configurations
+    (:func:`teacher_scores`), distilled with ``config.train.distil_weight``.
 
     Returns
     -------
@@ -119,9 +119,8 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     model = TGraphNet(model_config)
     model.fit_normalization(list(train_graphs.values()))
     trainer = RankingTrainer(model, config.train, seed=config.seed, total_steps=config.steps)
-    distil = teacher is not None and config.train.distil_weight > 0
     for name, graph in train_graphs.items():
-        trainer.set_task(name, graph, teacher_scores(teacher, graph) if distil else None)
+        trainer.set_task(name, graph, None if teacher_targets is None else teacher_targets[name])
     cached_val = {name: (GraphTensors.from_graph(g), g.runtime) for name, g in val_graphs.items()}
     averaging = config.train.weight_average > 0
     validated = copy.deepcopy(model) if averaging else model    # holds the weights validated and kept
@@ -184,7 +183,9 @@ def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], 
         one :class:`~tvm_tgraph.nn.TGraphEnsemble` (two or more seeds). Default: one network,
         seeded with ``config.seed``.
     teacher : TGraphNet or TGraphEnsemble, optional
-        Distil it (see :func:`pretrain`); name where it came from in ``card_fields``.
+        Distil it with ``config.train.distil_weight`` (its scores of the training tasks,
+        :func:`teacher_scores`, computed once for every seed); name where it came from in
+        ``card_fields``.
     **card_fields
         Extra top-level card fields (e.g. ``command``).
 
@@ -199,8 +200,10 @@ def train_checkpoint(graphs: dict[str, ConfiguredGraph], task_names: list[str], 
     seeds = list(seeds) or [config.seed]
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"the seeds of an ensemble must differ, got {seeds}")
+    targets = ({n: teacher_scores(teacher, graphs[n]) for n in train}
+               if teacher is not None and config.train.distil_weight > 0 else None)
     trained = [pretrain({n: graphs[n] for n in train}, {n: graphs[n] for n in val}, model_config,
-                        replace(config, seed=seed), teacher=teacher) for seed in seeds]
+                        replace(config, seed=seed), teacher_targets=targets) for seed in seeds]
     if len(trained) == 1:
         (model, history), seed_fields = trained[0], {"seed": seeds[0]}
     else:
