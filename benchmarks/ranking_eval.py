@@ -45,7 +45,8 @@ weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe), ``weight_ave
 the reference code's parameter-free softmax cross-attention instead of the multi-head one),
 ``weight_average_distil`` (the shipped recipe distilling the seed ensemble of the recipe's
 networks of the same fold, every seed's, ``TrainConfig.distil_weight`` 0.5: one network
-taught by the ensemble; trained after the recipe's seeds). With XGBoost among the baselines, TGraph and XGBoost averaged
+taught by the ensemble; trained after the recipe's seeds), ``weight_average_999`` (the shipped
+recipe with a longer moving average, decay 0.999: roughly the last 1,000 steps). With XGBoost among the baselines, TGraph and XGBoost averaged
 (``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
 more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -120,11 +121,11 @@ class Variant:
         return seen
 
 
-def _weight_average(distil_weight: float = 0.0, **network) -> Variant:
+def _weight_average(distil_weight: float = 0.0, decay: float = 0.995, **network) -> Variant:
     """The shipped recipe (multi-head cross-attention, value embedding, the weights' moving
-    average) with ``network`` overriding its network settings, distilling the recipe's seed
-    ensemble with ``distil_weight`` > 0."""
-    train = {"weight_average": 0.995, **({"distil_weight": distil_weight} if distil_weight else {})}
+    average with ``decay``) with ``network`` overriding its network settings, distilling the
+    recipe's seed ensemble with ``distil_weight`` > 0."""
+    train = {"weight_average": decay, **({"distil_weight": distil_weight} if distil_weight else {})}
     return Variant({"cross_attention": "multihead", "value_bins": 160, **network}, train,
                    distils_recipe=distil_weight > 0)
 
@@ -146,6 +147,7 @@ VARIANTS = {
     "weight_average_softmax": _weight_average(cross_attention="softmax"),
     "weight_average_hidden128": _weight_average(hidden=128),
     "weight_average_distil": _weight_average(distil_weight=0.5),
+    "weight_average_999": _weight_average(decay=0.999),
 }
 
 
