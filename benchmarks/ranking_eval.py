@@ -46,9 +46,9 @@ the reference code's parameter-free softmax cross-attention instead of the multi
 ``weight_average_distil`` (the shipped recipe distilling the seed ensemble of the recipe's
 networks of the same fold, every seed's, ``TrainConfig.distil_weight`` 0.5: one network
 taught by the ensemble; trained after the recipe's seeds), ``weight_average_999`` (the shipped
-recipe with a longer moving average, decay 0.999: roughly the last 1,000 steps). With XGBoost among the baselines, TGraph and XGBoost averaged
-(``tgraph+xgb``: each one's zero-shot scores standardised, then their mean) is scored as one
-more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
+recipe with a longer moving average, decay 0.999: roughly the last 1,000 steps). With XGBoost
+among the baselines, TGraph and XGBoost averaged (``tgraph+xgb``: each one's zero-shot scores
+standardised, then their mean) is scored as one more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
 seeds' frozen networks blended with XGBoost (``tgraph-ensemble of N seeds-prior+xgb``). Writes ``benchmarks/results/ranking_eval.{json,md}``
 and ``ranking_eval_<fold number>.png`` (first seed), with the command and the CPU (timings of
