@@ -46,7 +46,8 @@ the reference code's parameter-free softmax cross-attention instead of the multi
 ``weight_average_distil`` (the shipped recipe distilling the seed ensemble of the recipe's
 networks of the same fold, every seed's, ``TrainConfig.distil_weight`` 0.5: one network
 taught by the ensemble; trained after the recipe's seeds), ``weight_average_999`` (the shipped
-recipe with a longer moving average, decay 0.999: roughly the last 1,000 steps). With XGBoost
+recipe with a longer moving average, decay 0.999: roughly the last 1,000 steps),
+``weight_average_lr2e-3`` (the shipped recipe at twice the learning rate, 2e-3). With XGBoost
 among the baselines, TGraph and XGBoost averaged (``tgraph+xgb``: each one's zero-shot scores
 standardised, then their mean) is scored as one more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -121,11 +122,12 @@ class Variant:
         return seen
 
 
-def _weight_average(distil_weight: float = 0.0, decay: float = 0.995, **network) -> Variant:
+def _weight_average(distil_weight: float = 0.0, train: dict | None = None, **network) -> Variant:
     """The shipped recipe (multi-head cross-attention, value embedding, the weights' moving
-    average with ``decay``) with ``network`` overriding its network settings, distilling the
-    recipe's seed ensemble with ``distil_weight`` > 0."""
-    train = {"weight_average": decay, **({"distil_weight": distil_weight} if distil_weight else {})}
+    average with decay 0.995) with ``train`` overriding its ``TrainConfig`` fields and ``network``
+    its network settings, distilling the recipe's seed ensemble with ``distil_weight`` > 0."""
+    train = {"weight_average": 0.995, **({"distil_weight": distil_weight} if distil_weight else {}),
+             **(train or {})}
     return Variant({"cross_attention": "multihead", "value_bins": 160, **network}, train,
                    distils_recipe=distil_weight > 0)
 
@@ -147,7 +149,8 @@ VARIANTS = {
     "weight_average_softmax": _weight_average(cross_attention="softmax"),
     "weight_average_hidden128": _weight_average(hidden=128),
     "weight_average_distil": _weight_average(distil_weight=0.5),
-    "weight_average_999": _weight_average(decay=0.999),
+    "weight_average_999": _weight_average(train={"weight_average": 0.999}),
+    "weight_average_lr2e-3": _weight_average(train={"lr": 2e-3}),
 }
 
 
