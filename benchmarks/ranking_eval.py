@@ -100,15 +100,18 @@ NO_EARLIER_REPORT = {"folds": {}, "seconds": 0.0}  # what a run that resumes not
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """A training recipe: network overrides, training overrides (``TrainConfig`` fields),
-    global-feature columns the variant never sees (zeroed in its training and its scoring), and
-    whether it distils the recipe (``TrainConfig.distil_weight``: its teacher is the seed
-    ensemble of the recipe's networks of the same fold, every seed's)."""
+    """A training recipe: network overrides, training overrides (``TrainConfig`` fields), and
+    global-feature columns the variant never sees (zeroed in its training and its scoring)."""
 
     network: dict
     train: dict = dataclasses.field(default_factory=dict)
     hidden_globals: tuple[int, ...] = ()
-    distils_recipe: bool = False
+
+    @property
+    def distils_recipe(self) -> bool:
+        """Whether the variant distils (``TrainConfig.distil_weight`` > 0): its teacher is the
+        seed ensemble of the recipe's networks of the same fold, every seed's."""
+        return self.train.get("distil_weight", 0.0) > 0
 
     def graphs_seen(self, graphs: dict[str, ConfiguredGraph]) -> dict[str, ConfiguredGraph]:
         """``graphs`` as this variant sees them: ``hidden_globals`` zeroed."""
@@ -122,14 +125,12 @@ class Variant:
         return seen
 
 
-def _weight_average(distil_weight: float = 0.0, train: dict | None = None, **network) -> Variant:
+def _weight_average(train: dict | None = None, **network) -> Variant:
     """The shipped recipe (multi-head cross-attention, value embedding, the weights' moving
     average with decay 0.995) with ``train`` overriding its ``TrainConfig`` fields and ``network``
-    its network settings, distilling the recipe's seed ensemble with ``distil_weight`` > 0."""
-    train = {"weight_average": 0.995, **({"distil_weight": distil_weight} if distil_weight else {}),
-             **(train or {})}
-    return Variant({"cross_attention": "multihead", "value_bins": 160, **network}, train,
-                   distils_recipe=distil_weight > 0)
+    its network settings."""
+    return Variant({"cross_attention": "multihead", "value_bins": 160, **network},
+                   {"weight_average": 0.995, **(train or {})})
 
 
 VARIANTS = {
@@ -148,7 +149,7 @@ VARIANTS = {
     "weight_average_none": _weight_average(cross_attention="none"),
     "weight_average_softmax": _weight_average(cross_attention="softmax"),
     "weight_average_hidden128": _weight_average(hidden=128),
-    "weight_average_distil": _weight_average(distil_weight=0.5),
+    "weight_average_distil": _weight_average(train={"distil_weight": 0.5}),
     "weight_average_999": _weight_average(train={"weight_average": 0.999}),
     "weight_average_lr2e-3": _weight_average(train={"lr": 2e-3}),
 }
