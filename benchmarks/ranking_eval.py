@@ -102,12 +102,14 @@ NO_EARLIER_REPORT = {"folds": {}, "seconds": 0.0}  # what a run that resumes not
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-    """A training recipe: network overrides, training overrides (``TrainConfig`` fields), and
-    global-feature columns the variant never sees (zeroed in its training and its scoring)."""
+    """A training recipe: network overrides, training overrides (``TrainConfig`` fields),
+    global-feature columns the variant never sees (zeroed in its training and its scoring), and
+    the forks of its second half (``PretrainConfig.forks``)."""
 
     network: dict
     train: dict = dataclasses.field(default_factory=dict)
     hidden_globals: tuple[int, ...] = ()
+    forks: int = 1
 
     @property
     def distils_recipe(self) -> bool:
@@ -155,6 +157,7 @@ VARIANTS = {
     "weight_average_999": _weight_average(train={"weight_average": 0.999}),
     "weight_average_lr2e-3": _weight_average(train={"lr": 2e-3}),
     "weight_average_dropout0.2": _weight_average(dropout=0.2),
+    "weight_average_forks2": dataclasses.replace(_weight_average(), forks=2),
 }
 
 
@@ -217,7 +220,7 @@ def train_fold(graphs: dict, families: dict, held_out: set[str], variant: str, s
     recipe = VARIANTS[variant]
     names = [name for name in graphs if families[name] not in held_out and (only is None or name in only)]
     config = PretrainConfig(steps=steps, seed=seed, val_fraction=val_fraction, train=TrainConfig(**recipe.train),
-                            network=recipe.network)
+                            network=recipe.network, forks=recipe.forks)
     path = Path(tempfile.mkdtemp(prefix="tgraph_fold_")) / f"{variant}.safetensors"
     card = train_checkpoint(recipe.graphs_seen(graphs), names, config, FEATURE_SCHEMA, path,
                             data={"held_out_families": sorted(held_out), "variant": variant}, teacher=teacher)

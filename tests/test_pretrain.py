@@ -7,16 +7,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from conftest import random_graph
 
 from tvm_tgraph.checkpoint import load_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
 from tvm_tgraph.metrics import standardise
-from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, predict_scores
+from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, TGraphNet, predict_scores
 from tvm_tgraph.pretrain import (
-    PretrainConfig, evaluate_graphs, pretrain, split_by_task, teacher_scores, train_checkpoint,
+    PretrainConfig, evaluate_graphs, pretrain, split_by_task, teacher_scores, train_checkpoint, train_forks,
 )
-from tvm_tgraph.training import TrainConfig
+from tvm_tgraph.training import RankingTrainer, TrainConfig
 
 
 def _split(collected_db, target, seed):
@@ -98,3 +99,37 @@ def test_a_network_distils_a_seed_ensemble(collected_db, target, tmp_path):
     distilled = weights("distilled.safetensors", TrainConfig(distil_weight=0.5), teacher=teacher)
     assert all(torch.equal(x, y) for x, y in zip(alone, ignored))
     assert any(not torch.equal(x, y) for x, y in zip(alone, distilled))
+
+
+def test_train_forks_keeps_the_mean_of_the_forks_weights():
+    """Two forks of a trainer, each trained on from the same point with its own seed: the
+    weights kept are the mean of the weights each fork keeps."""
+    graph = random_graph(num_configs=32, seed=5)
+    graph.runtime = np.arange(1.0, 33.0)
+    model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2, dropout=0.0))
+    model.fit_normalization([graph])
+    trainer = RankingTrainer(model, TrainConfig(lr=1e-2, weight_average=0.5, configs_per_step=8), seed=0)
+    trainer.set_task("t", graph)
+    trainer.train(2)
+    forks = [trainer.fork([7, 1]), trainer.fork([7, 2])]
+    for fork in forks:
+        fork.train(3)
+    expected = [fork.averaged_state() for fork in forks]
+    soup = train_forks(trainer, 3, 2, seed=7)
+    for key, value in soup.items():
+        torch.testing.assert_close(value, (expected[0][key] + expected[1][key]) / 2)
+    assert any(not torch.equal(expected[0][k], expected[1][k]) for k in soup)
+
+
+def test_forks_train_the_second_half_and_need_no_validation_tasks(collected_db, target):
+    train, val = _split(collected_db, target, 0)
+    graphs = {**train, **val}
+    config = PretrainConfig(steps=8, eval_every=4, val_fraction=0.0, network={"hidden": 16, "num_blocks": 1},
+                            train=TrainConfig(weight_average=0.5), forks=2)
+    model_config = TGraphConfig.from_schema(FEATURE_SCHEMA, **config.network)
+    soup, history = pretrain(graphs, {}, model_config, config, progress=False)
+    assert history["steps"] == 8 and history["best_step"] == 8 and [e["step"] for e in history["evaluations"]] == [4]
+    plain, _ = pretrain(graphs, {}, model_config, replace(config, forks=1), progress=False)
+    assert any(not torch.equal(x, y) for x, y in zip(soup.state_dict().values(), plain.state_dict().values()))
+    with pytest.raises(ValueError, match="need no validation tasks"):
+        pretrain(train, val, model_config, config, progress=False)

@@ -99,3 +99,26 @@ def test_distillation_teaches_the_teachers_order():
         trainer.set_task("t", graph, teacher_scores=np.zeros(3))
     with pytest.raises(ValueError, match="distil_weight"):
         RankingTrainer(trainer.model, TrainConfig(distil_weight=1.5))
+
+
+def test_a_fork_continues_from_the_same_point_on_its_own_draw_of_the_tasks():
+    """A fork starts from the trainer's weights, optimiser state and weight average and
+    shares its data; training it leaves the trainer unchanged; forks seeded alike train
+    alike, forks seeded differently do not."""
+    graph = random_graph(num_configs=32, seed=4)
+    graph.runtime = np.arange(1.0, 33.0)
+    model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2, dropout=0.0))
+    model.fit_normalization([graph])
+    trainer = RankingTrainer(model, TrainConfig(lr=1e-2, weight_average=0.9, configs_per_step=8), seed=0)
+    trainer.set_task("t", graph)
+    trainer.train(3)
+    before = trainer.averaged_state()
+    twin, same, other = trainer.fork([0, 1]), trainer.fork([0, 1]), trainer.fork([0, 2])
+    assert twin.trainable_tasks() == ["t"] and twin._tensors["t"] is trainer._tensors["t"]
+    assert all(torch.equal(v, before[k]) for k, v in twin.averaged_state().items())
+    assert twin.optimizer.state_dict()["state"][0]["step"] == 3
+    for fork in (twin, same, other):
+        fork.train(4)
+    assert all(torch.equal(v, before[k]) for k, v in trainer.averaged_state().items())
+    assert all(torch.equal(v, same.averaged_state()[k]) for k, v in twin.averaged_state().items())
+    assert any(not torch.equal(v, other.averaged_state()[k]) for k, v in twin.averaged_state().items())

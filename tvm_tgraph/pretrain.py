@@ -8,6 +8,8 @@ weights are kept. With ``TrainConfig.weight_average`` the weights validated and 
 moving average of the weights. Given a teacher (a trained network or seed ensemble), the
 network learns the teacher's order of each training task's configurations beside the
 measured one (``TrainConfig.distil_weight``): one network distilled from an ensemble.
+With ``PretrainConfig.forks`` the second half of the steps is trained several times from the
+same point and the copies' weights averaged: one network from several draws of the tasks.
 Everything is seeded: the same data, config and seed give the same
 checkpoint.
 """
@@ -50,6 +52,12 @@ class PretrainConfig:
         defaults (e.g. ``{"cross_attention": "none"}``).
     train : TrainConfig
         Optimiser, loss and sampling settings.
+    forks : int
+        With more than one (default 1: none), the second half of the steps is trained ``forks``
+        times, each copy continuing from the first half's weights and optimiser state with its
+        own draw of tasks, and the mean of the copies' weights is kept: a "model soup", one
+        network scored at the cost of one, trained at ``(1 + forks) / 2`` times the cost.
+        Needs ``val_fraction`` 0 (nothing to stop early on).
     """
 
     steps: int = 12000
@@ -59,6 +67,7 @@ class PretrainConfig:
     seed: int = 0
     network: dict = field(default_factory=dict)
     train: TrainConfig = field(default_factory=TrainConfig)
+    forks: int = 1
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -99,6 +108,21 @@ def teacher_scores(teacher: TGraphNet | TGraphEnsemble, graph: ConfiguredGraph) 
     return standardised_mean(predict_member_scores(teacher, graph, TEACHER_CHUNK))
 
 
+def train_forks(trainer: RankingTrainer, steps: int, forks: int, seed: int, progress=None) -> dict[str, torch.Tensor]:
+    """Continue ``trainer`` for ``steps`` steps as ``forks`` copies (:meth:`RankingTrainer.fork`,
+    the copy ``i`` seeded ``[seed, i + 1]``) and return the mean of the weights each copy keeps
+    (:meth:`RankingTrainer.averaged_state`); ``progress`` (a tqdm bar) counts their steps."""
+    states = []
+    for index in range(forks):
+        twin = trainer.fork([seed, index + 1])
+        twin.train(steps)
+        if progress is not None:
+            progress.update(steps)
+        states.append(twin.averaged_state())
+    return {key: torch.stack([state[key] for state in states]).mean(dim=0) if value.is_floating_point() else value
+            for key, value in states[0].items()}
+
+
 def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, ConfiguredGraph],
              model_config: TGraphConfig, config: PretrainConfig, progress: bool = True,
              teacher_targets: dict[str, np.ndarray] | None = None) -> tuple[TGraphNet, dict]:
@@ -115,6 +139,8 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     """
     from tqdm import tqdm
 
+    if config.forks > 1 and val_graphs:
+        raise ValueError(f"forks ({config.forks}) need no validation tasks (val_fraction 0), got {len(val_graphs)}")
     torch.manual_seed(config.seed)
     model = TGraphNet(model_config)
     model.fit_normalization(list(train_graphs.values()))
@@ -133,14 +159,16 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
 
     history = {"evaluations": [], "best_step": 0, "best_val_kendall_tau": -math.inf}
     best_state, stale, step = None, 0, 0
-    bar = tqdm(total=config.steps, desc="train", unit="step", disable=not progress)
+    forked_steps = config.steps // 2 if config.forks > 1 else 0
+    bar = tqdm(total=config.steps + (config.forks - 1) * forked_steps, desc="train", unit="step",
+               disable=not progress)
     losses = []
-    while step < config.steps:
+    while step < config.steps - forked_steps:
         tasks = trainer.trainable_tasks()
         losses.append(trainer.step(tasks[trainer.rng.integers(len(tasks))]))
         step += 1
         bar.update(1)
-        if step % config.eval_every != 0 and step != config.steps:
+        if step % config.eval_every != 0 and step != config.steps - forked_steps:
             continue
         entry = {"step": step, "train_loss": float(np.mean(losses))}
         history["evaluations"].append(entry)
@@ -158,11 +186,12 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
             stale += 1
             if stale >= config.patience:
                 break
+    history["steps"] = step + forked_steps
+    if best_state is None:      # no validation tasks: the last weights (or their average, or the forks' mean)
+        history.update(best_step=history["steps"], best_val_kendall_tau=None)
+        best_state = (train_forks(trainer, forked_steps, config.forks, config.seed, bar) if forked_steps
+                      else trainer.averaged_state())
     bar.close()
-    history["steps"] = step
-    if best_state is None:      # no validation tasks: the last weights (or their average)
-        history.update(best_step=step, best_val_kendall_tau=None)
-        best_state = trainer.averaged_state()
     model.load_state_dict(best_state)
     model.eval()
     return model, history

@@ -8,6 +8,7 @@ offline.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass
@@ -144,6 +145,19 @@ class RankingTrainer:
                                  f"{graph.num_configs} configurations")
             teacher = torch.from_numpy(np.asarray(teacher_scores, dtype=np.float32))
         self._tensors[key] = (GraphTensors.from_graph(graph), torch.from_numpy(graph.runtime).float(), teacher)
+
+    def fork(self, seed: int | list[int]) -> RankingTrainer:
+        """A copy that continues from this trainer's weights, optimiser state and weight
+        average, sharing its training data, with its own task and configuration sampling
+        seeded by ``seed`` (anything ``np.random.default_rng`` takes)."""
+        tensors, self._tensors = self._tensors, {}
+        try:
+            twin = copy.deepcopy(self)
+        finally:
+            self._tensors = tensors
+        twin._tensors = tensors
+        twin.rng = np.random.default_rng(seed)
+        return twin
 
     def trainable_tasks(self) -> list[str]:
         """Tasks with at least two distinct runtimes (something to rank)."""
