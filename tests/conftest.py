@@ -10,6 +10,8 @@ import pytest
 
 from tvm_tgraph import workloads
 from tvm_tgraph.graph import ConfiguredGraph
+from tvm_tgraph.nn import TGraphConfig, TGraphNet
+from tvm_tgraph.training import RankingTrainer, TrainConfig
 from tvm_tgraph.tvm_env import make_target, register_light_tensor_intrin
 from tvm_tgraph.workflows.collect import CollectPlan, CollectTask, collect
 
@@ -107,6 +109,18 @@ def random_graph(num_configs=6, nodes=9, seed=0) -> ConfiguredGraph:
         global_feat=rng.normal(size=(num_configs, 3)).astype(np.float32),
         runtime=rng.uniform(1, 2, num_configs),
     )
+
+
+def small_trainer(graph_seed: int, weight_average: float) -> RankingTrainer:
+    """A trainer of a small network (8 channels, one block, no dropout) on one task, ``"t"``: a
+    32-configuration :func:`random_graph` whose runtimes are 1..32; 8 configurations a step."""
+    graph = random_graph(num_configs=32, seed=graph_seed)
+    graph.runtime = np.arange(1.0, 33.0)
+    model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2, dropout=0.0))
+    model.fit_normalization([graph])
+    trainer = RankingTrainer(model, TrainConfig(lr=1e-2, weight_average=weight_average, configs_per_step=8), seed=0)
+    trainer.set_task("t", graph)
+    return trainer
 
 
 #: A hand-written TVMScript kernel with a function-level ``T.alloc_buffer`` (an ``AllocBuffer``

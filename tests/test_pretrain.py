@@ -7,17 +7,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from conftest import random_graph
+from conftest import small_trainer
 
 from tvm_tgraph.checkpoint import load_checkpoint
 from tvm_tgraph.convert.tir import FEATURE_SCHEMA
 from tvm_tgraph.measured_tasks import configured_graphs, load_measured_tasks
 from tvm_tgraph.metrics import standardise
-from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, TGraphNet, predict_scores
+from tvm_tgraph.nn import TGraphConfig, TGraphEnsemble, predict_scores
 from tvm_tgraph.pretrain import (
     PretrainConfig, evaluate_graphs, pretrain, split_by_task, teacher_scores, train_checkpoint, train_forks,
 )
-from tvm_tgraph.training import RankingTrainer, TrainConfig
+from tvm_tgraph.training import TrainConfig
 
 
 def _split(collected_db, target, seed):
@@ -104,12 +104,7 @@ def test_a_network_distils_a_seed_ensemble(collected_db, target, tmp_path):
 def test_train_forks_keeps_the_mean_of_the_forks_weights():
     """Two forks of a trainer, each trained on from the same point with its own seed: the
     weights kept are the mean of the weights each fork keeps."""
-    graph = random_graph(num_configs=32, seed=5)
-    graph.runtime = np.arange(1.0, 33.0)
-    model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2, dropout=0.0))
-    model.fit_normalization([graph])
-    trainer = RankingTrainer(model, TrainConfig(lr=1e-2, weight_average=0.5, configs_per_step=8), seed=0)
-    trainer.set_task("t", graph)
+    trainer = small_trainer(graph_seed=5, weight_average=0.5)
     trainer.train(2)
     forks = [trainer.fork([7, 1]), trainer.fork([7, 2])]
     for fork in forks:

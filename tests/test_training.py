@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import random_graph
+from conftest import random_graph, small_trainer
 from scipy.stats import kendalltau
 
 from tvm_tgraph.nn import TGraphConfig, TGraphNet, predict_scores
@@ -105,12 +105,7 @@ def test_a_fork_continues_from_the_same_point_on_its_own_draw_of_the_tasks():
     """A fork starts from the trainer's weights, optimiser state and weight average and
     shares its data; training it leaves the trainer unchanged; forks seeded alike train
     alike, forks seeded differently do not."""
-    graph = random_graph(num_configs=32, seed=4)
-    graph.runtime = np.arange(1.0, 33.0)
-    model = TGraphNet(TGraphConfig(5, 7, 5, 3, hidden=8, num_blocks=1, heads=2, dropout=0.0))
-    model.fit_normalization([graph])
-    trainer = RankingTrainer(model, TrainConfig(lr=1e-2, weight_average=0.9, configs_per_step=8), seed=0)
-    trainer.set_task("t", graph)
+    trainer = small_trainer(graph_seed=4, weight_average=0.9)
     trainer.train(3)
     before = trainer.averaged_state()
     twin, same, other = trainer.fork([0, 1]), trainer.fork([0, 1]), trainer.fork([0, 2])
