@@ -160,15 +160,16 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     history = {"evaluations": [], "best_step": 0, "best_val_kendall_tau": -math.inf}
     best_state, stale, step = None, 0, 0
     forked_steps = config.steps // 2 if config.forks > 1 else 0
+    trunk_steps = config.steps - forked_steps       # trained once, before any fork
     bar = tqdm(total=config.steps + (config.forks - 1) * forked_steps, desc="train", unit="step",
                disable=not progress)
     losses = []
-    while step < config.steps - forked_steps:
+    while step < trunk_steps:
         tasks = trainer.trainable_tasks()
         losses.append(trainer.step(tasks[trainer.rng.integers(len(tasks))]))
         step += 1
         bar.update(1)
-        if step % config.eval_every != 0 and step != config.steps - forked_steps:
+        if step % config.eval_every != 0 and step != trunk_steps:
             continue
         entry = {"step": step, "train_loss": float(np.mean(losses))}
         history["evaluations"].append(entry)
