@@ -159,6 +159,7 @@ VARIANTS = {
     "weight_average_dropout0.2": _weight_average(dropout=0.2),
     "weight_average_forks2": dataclasses.replace(_weight_average(), forks=2),
     "weight_average_configs128": _weight_average(train={"configs_per_step": 128}),
+    "weight_average_tasks2": _weight_average(train={"tasks_per_step": 2}),
 }
 
 

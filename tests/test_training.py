@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -117,3 +119,24 @@ def test_a_fork_continues_from_the_same_point_on_its_own_draw_of_the_tasks():
     assert all(torch.equal(v, before[k]) for k, v in trainer.averaged_state().items())
     assert all(torch.equal(v, same.averaged_state()[k]) for k, v in twin.averaged_state().items())
     assert any(not torch.equal(v, other.averaged_state()[k]) for k, v in twin.averaged_state().items())
+
+
+def test_a_step_on_several_tasks_follows_the_mean_of_their_losses():
+    """tasks_per_step=n: a step draws n tasks (the focus task at its share) and follows the
+    mean of their losses, each on the configurations it draws in turn."""
+    trainer = small_trainer(graph_seed=4, weight_average=0.0)
+    reversed_order = random_graph(num_configs=32, seed=5)
+    reversed_order.runtime = np.arange(32.0, 0.0, -1.0)
+    trainer.set_task("u", reversed_order)
+    twin = trainer.fork(7)
+    trainer.rng = np.random.default_rng(7)
+    loss = trainer.step("t", "u")
+    twin.model.train()
+    each = [twin._task_loss(key).item() for key in ("t", "u")]
+    assert each[0] != pytest.approx(each[1]) and loss == pytest.approx(sum(each) / 2)
+    trainer.config = dataclasses.replace(trainer.config, tasks_per_step=3)
+    assert len(trainer.draw_tasks(["t", "u"])) == 3
+    assert trainer.draw_tasks(["t", "u"], focus="u", focus_share=1.0) == ["u", "u", "u"]
+    assert trainer.train(2) == 2
+    with pytest.raises(ValueError, match="tasks_per_step"):
+        RankingTrainer(trainer.model, TrainConfig(tasks_per_step=0))

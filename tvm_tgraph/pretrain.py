@@ -166,7 +166,7 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     losses = []
     while step < trunk_steps:
         tasks = trainer.trainable_tasks()
-        losses.append(trainer.step(tasks[trainer.rng.integers(len(tasks))]))
+        losses.append(trainer.step(*trainer.draw_tasks(tasks)))
         step += 1
         bar.update(1)
         if step % config.eval_every != 0 and step != trunk_steps:

@@ -33,6 +33,9 @@ class TrainConfig:
         AdamW weight decay (default 1e-4).
     configs_per_step : int
         Configurations of one task sampled per step (default 64).
+    tasks_per_step : int
+        Tasks drawn per step (default 1), each with its own ``configs_per_step``
+        configurations; the step follows the mean of their losses.
     loss : {"hinge", "weighted_hinge", "listmle"}
         Ranking loss (default ``"hinge"``; see :mod:`tvm_tgraph.losses`).
     margin : float
@@ -59,6 +62,7 @@ class TrainConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-4
     configs_per_step: int = 64
+    tasks_per_step: int = 1
     loss: str = "hinge"
     margin: float = 0.1
     lr_schedule: str = "constant"
@@ -100,6 +104,8 @@ class RankingTrainer:
             raise ValueError(f"weight_average must be in [0, 1), got {config.weight_average!r}")
         if not 0.0 <= config.distil_weight <= 1.0:
             raise ValueError(f"distil_weight must be in [0, 1], got {config.distil_weight!r}")
+        if config.tasks_per_step < 1:
+            raise ValueError(f"tasks_per_step must be at least 1, got {config.tasks_per_step!r}")
         self.model = model
         self.config = config
         self.rng = np.random.default_rng(seed)
@@ -163,13 +169,23 @@ class RankingTrainer:
         """Tasks with at least two distinct runtimes (something to rank)."""
         return [k for k, (_, rt, _) in self._tensors.items() if len(rt) >= 2 and bool((rt != rt[0]).any())]
 
-    def step(self, key: str) -> float:
-        """One optimisation step on a random subset of task ``key``'s configurations."""
+    def draw_tasks(self, tasks: list[str], focus: str | None = None, focus_share: float = 0.5) -> list[str]:
+        """The ``config.tasks_per_step`` tasks of one step, drawn from ``tasks`` with
+        replacement; each is ``focus`` with probability ``focus_share`` when ``focus`` is
+        one of ``tasks``."""
+        drawn = []
+        for _ in range(self.config.tasks_per_step):
+            use_focus = focus in tasks and self.rng.random() < focus_share
+            drawn.append(focus if use_focus else tasks[self.rng.integers(len(tasks))])
+        return drawn
+
+    def _task_loss(self, key: str) -> torch.Tensor:
+        """The ranking loss (with distillation, if configured) of a random subset of task
+        ``key``'s configurations."""
         tensors, runtime, teacher = self._tensors[key]
         total = len(runtime)
         take = min(total, self.config.configs_per_step)
         index = torch.from_numpy(np.sort(self.rng.choice(total, size=take, replace=False)))
-        self.model.train()
         scores = self.model(tensors.select(index))
         loss_fn = LOSSES[self.config.loss]
         loss = loss_fn(scores, runtime[index], self.config.margin) if self.config.loss in MARGIN_LOSSES \
@@ -177,6 +193,13 @@ class RankingTrainer:
         if teacher is not None and self.config.distil_weight > 0:
             weight = self.config.distil_weight
             loss = (1.0 - weight) * loss + weight * pairwise_hinge_loss(scores, -teacher[index], self.config.margin)
+        return loss
+
+    def step(self, *keys: str) -> float:
+        """One optimisation step on the mean loss of tasks ``keys``, each on a random subset
+        of its configurations."""
+        self.model.train()
+        loss = torch.stack([self._task_loss(key) for key in keys]).mean()
         self.optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
@@ -207,7 +230,6 @@ class RankingTrainer:
         deadline = None if time_budget_s is None else time.perf_counter() + time_budget_s
         steps = 0
         while steps < max_steps and (deadline is None or time.perf_counter() < deadline):
-            use_focus = focus in tasks and self.rng.random() < focus_share
-            self.step(focus if use_focus else tasks[self.rng.integers(len(tasks))])
+            self.step(*self.draw_tasks(tasks, focus, focus_share))
             steps += 1
         return steps
