@@ -163,9 +163,8 @@ def pretrain(train_graphs: dict[str, ConfiguredGraph], val_graphs: dict[str, Con
     trunk_steps = config.steps - forked_steps       # trained once, before any fork
     bar = tqdm(total=config.steps + (config.forks - 1) * forked_steps, desc="train", unit="step",
                disable=not progress)
-    losses = []
+    losses, tasks = [], trainer.trainable_tasks()
     while step < trunk_steps:
-        tasks = trainer.trainable_tasks()
         losses.append(trainer.step(*trainer.draw_tasks(tasks)))
         step += 1
         bar.update(1)
