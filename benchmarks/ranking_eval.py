@@ -49,7 +49,13 @@ taught by the ensemble; trained after the recipe's seeds), ``weight_average_999`
 recipe with a longer moving average, decay 0.999: roughly the last 1,000 steps),
 ``weight_average_lr2e-3`` (the shipped recipe at twice the learning rate, 2e-3),
 ``weight_average_dropout0.2`` (the shipped recipe with dropout 0.2 in the blocks and the head,
-as the reference code trains, instead of 0.1). With XGBoost
+as the reference code trains, instead of 0.1), ``weight_average_forks2`` (the shipped recipe
+with its second half trained twice from the first half's state and the two copies' averaged
+weights averaged, ``PretrainConfig.forks`` 2), ``weight_average_configs128`` (the shipped
+recipe with 128 configurations per training step), ``weight_average_tasks2`` (the shipped
+recipe with two tasks per training step, ``TrainConfig.tasks_per_step``),
+``weight_average_999_forks2`` (the two gains measured on their own combined: the moving
+average's decay 0.999 and two forks). With XGBoost
 among the baselines, TGraph and XGBoost averaged (``tgraph+xgb``: each one's zero-shot scores
 standardised, then their mean) is scored as one more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -160,6 +166,7 @@ VARIANTS = {
     "weight_average_forks2": dataclasses.replace(_weight_average(), forks=2),
     "weight_average_configs128": _weight_average(train={"configs_per_step": 128}),
     "weight_average_tasks2": _weight_average(train={"tasks_per_step": 2}),
+    "weight_average_999_forks2": dataclasses.replace(_weight_average(train={"weight_average": 0.999}), forks=2),
 }
 
 
