@@ -40,7 +40,8 @@ warm-up), ``hidden128`` (128 channels instead of 64), ``value_embedding`` (every
 configuration feature's quantised value also embedded, ``TGraphConfig.value_bins``),
 ``value_embedding_none`` (the same without the configuration cross-attention),
 ``weight_average`` (``value_embedding`` validated and kept as the moving average of its
-weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe), ``weight_average_none``
+weights, ``TrainConfig.weight_average`` 0.995: the shipped recipe until 2026-12-08, "the
+shipped recipe" of the variants below), ``weight_average_none``
 (the same without the configuration cross-attention), ``weight_average_softmax`` (the same with
 the reference code's parameter-free softmax cross-attention instead of the multi-head one),
 ``weight_average_distil`` (the shipped recipe distilling the seed ensemble of the recipe's
@@ -55,7 +56,8 @@ weights averaged, ``PretrainConfig.forks`` 2), ``weight_average_configs128`` (th
 recipe with 128 configurations per training step), ``weight_average_tasks2`` (the shipped
 recipe with two tasks per training step, ``TrainConfig.tasks_per_step``),
 ``weight_average_999_forks2`` (the two gains measured on their own combined: the moving
-average's decay 0.999 and two forks). With XGBoost
+average's decay 0.999 and two forks; the shipped recipe since 2026-12-08, with ``--val-fraction
+0``, as forks need). With XGBoost
 among the baselines, TGraph and XGBoost averaged (``tgraph+xgb``: each one's zero-shot scores
 standardised, then their mean) is scored as one more zero-shot model; with several seeds, the recipe's seed ensemble (the mean of each seed's
 standardised zero-shot scores) is scored too, alone and averaged with XGBoost, and online the
@@ -136,8 +138,8 @@ class Variant:
 
 
 def _weight_average(train: dict | None = None, **network) -> Variant:
-    """The shipped recipe (multi-head cross-attention, value embedding, the weights' moving
-    average with decay 0.995) with ``train`` overriding its ``TrainConfig`` fields and ``network``
+    """The recipe shipped until 2026-12-08 (multi-head cross-attention, value embedding, the
+    weights' moving average with decay 0.995) with ``train`` overriding its ``TrainConfig`` fields and ``network``
     its network settings."""
     return Variant({"cross_attention": "multihead", "value_bins": 160, **network},
                    {"weight_average": 0.995, **(train or {})})
@@ -296,7 +298,9 @@ def main() -> None:
                         help="training steps per fold and seed (default: the shipped recipe's, PretrainConfig.steps)")
     parser.add_argument("--recipe", default="weight_average", choices=list(VARIANTS),
                         help="the variant compared against XGBoost and MLP, zero-shot and online (default "
-                             "weight_average, the shipped recipe; value_embedding: the same without the "
+                             "weight_average, the shipped recipe until 2026-12-08; the shipped recipe since "
+                             "is weight_average_999_forks2, which needs --val-fraction 0; "
+                             "value_embedding: weight_average without the "
                              "weights' moving average, the shipped recipe until 2026-12-04; multihead: "
                              "without the value embedding either, the shipped recipe until 2026-12-02)")
     parser.add_argument("--ablations", default="softmax,none",

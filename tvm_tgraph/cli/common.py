@@ -2,17 +2,17 @@
 
 import argparse
 import json
-from pathlib import Path
+
+from ..files import atomic_write_bytes
 
 TARGET_HELP = ('target as a JSON object, e.g. \'{"kind": "llvm", "num-cores": 2}\' '
                "(default: llvm on the host CPU, all physical cores)")
 
 
 def write_report(path: str | None, report: dict) -> None:
-    """Write ``report`` as JSON to ``path`` (its folder created), if a path was given."""
+    """Write ``report`` as JSON to ``path`` (its folder created; replaced atomically), if a path was given."""
     if path:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(report, indent=1))
+        atomic_write_bytes(path, json.dumps(report, indent=1).encode())
 
 
 def fraction(text: str) -> float:
@@ -34,6 +34,14 @@ def non_negative_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer, 1 or more."""
+    value = non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 is not positive")
     return value
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .common import TARGET_HELP, fraction, int_list, non_negative_int, write_report
+from .common import TARGET_HELP, fraction, int_list, non_negative_int, positive_int, write_report
 
 
 def add_collect(sub) -> None:
@@ -78,9 +78,13 @@ def add_train(sub) -> None:
     p.add_argument("--lr-schedule", choices=["constant", "cosine"], default="constant",
                    help="learning rate over --steps (default constant; cosine: 100 warm-up steps, then "
                         "decay to 0 at the last step)")
-    p.add_argument("--weight-average", type=fraction, default=0.995,
+    p.add_argument("--weight-average", type=fraction, default=0.999,
                    help="validate and keep the exponential moving average of the weights, with this decay "
-                        "(default 0.995, the shipped recipe: roughly the last 200 steps); 0: the weights themselves")
+                        "(default 0.999, the shipped recipe: roughly the last 1,000 steps); 0: the weights themselves")
+    p.add_argument("--forks", type=positive_int,
+                   help="train the second half of the steps this many times, each copy from the first half's "
+                        "weights with its own draw of tasks, and keep the mean of the copies' weights (needs "
+                        "--val-fraction 0; default 2 with --val-fraction 0, the shipped recipe, else 1)")
     p.add_argument("--cross-attention", choices=["multihead", "softmax", "none"], default="multihead",
                    help="how configurations attend to each other: multi-head (default), the reference code's "
                         "parameter-free softmax, or none (ablation)")
@@ -103,6 +107,17 @@ def add_train(sub) -> None:
     p.set_defaults(func=_cmd_train)
 
 
+def train_forks(args) -> int:
+    """``tgraph train``'s forks: ``--forks``, or by default 2 without validation tasks (the shipped
+    recipe) and 1 with them (early stopping keeps one network's weights)."""
+    if args.forks is None:
+        return 2 if args.val_fraction == 0 else 1
+    if args.forks > 1 and args.val_fraction > 0:
+        raise ValueError(f"--forks {args.forks} needs --val-fraction 0 (forks keep the mean of their weights, "
+                         "not the weights validation picks)")
+    return args.forks
+
+
 def _cmd_train(args) -> int:
     from ..checkpoint import load_checkpoint
     from ..convert.tir import FEATURE_SCHEMA
@@ -113,7 +128,7 @@ def _cmd_train(args) -> int:
 
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, val_fraction=args.val_fraction,
-        seed=args.seed[0],
+        seed=args.seed[0], forks=train_forks(args),
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention,
                  "value_bins": args.value_bins},
         train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule, weight_average=args.weight_average,
