@@ -11,7 +11,7 @@ from conftest import drop_capture_handlers
 from cost_models.tgraph_cost_model import DEFAULT_CHECKPOINT
 from tvm_tgraph import workloads
 from tvm_tgraph.cli import build_parser, main
-from tvm_tgraph.cli.data import train_forks
+from tvm_tgraph.cli.data import forks_option
 from tvm_tgraph.database import RECORD_FILE, WORKLOAD_FILE
 from tvm_tgraph.measured_tasks import database_sha256
 from tvm_tgraph.pretrain import PretrainConfig
@@ -35,11 +35,11 @@ def test_train_command_defaults_are_the_shipped_recipe():
         assert getattr(args, name) == value, name
     for name in ("loss", "lr_schedule", "weight_average"):
         assert getattr(args, name) == training["train"][name], name
-    assert train_forks(args) == training["forks"]
+    assert forks_option(args) == training["forks"]
 
 
 def test_forks_default_to_one_with_early_stopping_and_are_refused_with_it(tmp_path, capsys):
-    assert train_forks(build_parser().parse_args(["train", "--db", "d", "--out", "o.safetensors"])) == 1
+    assert forks_option(build_parser().parse_args(["train", "--db", "d", "--out", "o.safetensors"])) == 1
     assert main(["train", "--db", str(tmp_path), "--out", str(tmp_path / "o.safetensors"), "--forks", "2"]) == 2
     assert "--forks 2 needs --val-fraction 0" in capsys.readouterr().err
 

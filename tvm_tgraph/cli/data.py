@@ -107,7 +107,7 @@ def add_train(sub) -> None:
     p.set_defaults(func=_cmd_train)
 
 
-def train_forks(args) -> int:
+def forks_option(args) -> int:
     """``tgraph train``'s forks: ``--forks``, or by default 2 without validation tasks (the shipped
     recipe) and 1 with them (early stopping keeps one network's weights)."""
     if args.forks is None:
@@ -128,7 +128,7 @@ def _cmd_train(args) -> int:
 
     config = PretrainConfig(
         steps=args.steps, eval_every=args.eval_every, patience=args.patience, val_fraction=args.val_fraction,
-        seed=args.seed[0], forks=train_forks(args),
+        seed=args.seed[0], forks=forks_option(args),
         network={"hidden": args.hidden, "graph_conv": args.graph_conv, "cross_attention": args.cross_attention,
                  "value_bins": args.value_bins},
         train=TrainConfig(loss=args.loss, lr_schedule=args.lr_schedule, weight_average=args.weight_average,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import tempfile
 from pathlib import Path
 
+from ..files import atomic_write_bytes
 from ..names import COST_MODELS, STRATEGIES
-from .common import TARGET_HELP, int_list
+from .common import TARGET_HELP, int_list, write_report
 
 
 def add_tune(sub) -> None:
@@ -165,8 +165,8 @@ def add_compare(sub) -> None:
 
 
 def _write_report(out: Path, stem: str, command: str, table: str, report: dict) -> None:
-    (out / f"{stem}.json").write_text(json.dumps({"command": command, **report}, indent=1))
-    (out / f"{stem}.md").write_text(f"Command: `{command}`\n\n{table}")
+    write_report(str(out / f"{stem}.json"), {"command": command, **report})
+    atomic_write_bytes(out / f"{stem}.md", f"Command: `{command}`\n\n{table}".encode())
     print(table)
     print(f"wrote {out / stem}.md, {stem}.json and {stem}.png")
 
